@@ -1,0 +1,40 @@
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/signal_watcher.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/pipeline_runner.hpp"
+#include "plugin_host/plugin_registry.hpp"
+
+namespace lpx::cli {
+
+int run_command(const RunArguments& arguments) {
+  SignalWatcher signals;  // before any plugin can start a thread
+  core::MetricsRegistry metrics;
+  core::HostServices services(metrics);
+  core::PluginRegistry registry(core::default_plugin_search_path(), services);
+
+  auto pipeline = core::load_pipeline(arguments.pipeline_path, arguments.overrides, registry);
+  if (!pipeline) {
+    std::cerr << pipeline.error().to_string();
+    return kExitUsageError;
+  }
+  spdlog::info("pipeline '{}' from {}", pipeline->name, pipeline->path);
+
+  core::PipelineRunner runner(*pipeline);
+  if (auto created = runner.create_instances(); !created) {
+    std::cerr << "error: " << created.error() << "\n";
+    return kExitRuntimeError;
+  }
+  signals.start([&runner] { runner.request_stop(); });
+  if (auto ran = runner.run(); !ran) {
+    std::cerr << "error: " << ran.error() << "\n";
+    return kExitRuntimeError;
+  }
+  return kExitOk;
+}
+
+}  // namespace lpx::cli

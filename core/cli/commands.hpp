@@ -1,0 +1,24 @@
+// The subcommands of lpx-pipeline. Each returns an exit code from exit_codes.hpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lpx::cli {
+
+struct RunArguments {
+  std::string pipeline_path;
+  std::vector<std::string> overrides;  // "a.b.c=value"
+};
+int run_command(const RunArguments& arguments);
+
+struct PluginsArguments {
+  bool show_options = false;
+  bool json = false;
+};
+int plugins_command(const PluginsArguments& arguments);
+
+// The multi-line text printed by --version.
+std::string version_text();
+
+}  // namespace lpx::cli

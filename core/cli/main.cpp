@@ -1,0 +1,51 @@
+// lpx-pipeline: the command-line entry point of LPX.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "logging/logging.hpp"
+
+int main(int argc, char** argv) {
+  using namespace lpx;
+  CLI::App app{"LPX: fast local inference for small language models", "lpx-pipeline"};
+  app.set_version_flag("--version", [] { return cli::version_text(); });
+  app.require_subcommand(1);
+
+  core::LogConfig log;
+  std::string log_format = "text";
+  app.add_option("--log-level", log.level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  app.add_option("--log-file", log.file, "Write logs to this file instead of stderr");
+  app.add_option("--log-format", log_format, "Log line format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  cli::RunArguments run;
+  CLI::App* run_app = app.add_subcommand("run", "Run a pipeline file");
+  run_app->add_option("pipeline", run.pipeline_path, "Pipeline file (TOML)")->required();
+  run_app->add_option("--set", run.overrides, "Override a pipeline value: KEY.PATH=VALUE")
+      ->allow_extra_args(false);
+
+  cli::PluginsArguments plugins;
+  CLI::App* plugins_app = app.add_subcommand("plugins", "List the plugins this host can load");
+  plugins_app->add_flag("--options", plugins.show_options, "Show each plugin's options");
+  plugins_app->add_flag("--json", plugins.json, "Machine-readable output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? cli::kExitOk : cli::kExitUsageError;
+  }
+
+  log.format = log_format == "json" ? core::LogFormat::json : core::LogFormat::text;
+  if (auto configured = core::configure_logging(log); !configured) {
+    std::cerr << "error: " << configured.error() << "\n";
+    return cli::kExitUsageError;
+  }
+  if (*run_app) return cli::run_command(run);
+  if (*plugins_app) return cli::plugins_command(plugins);
+  return cli::kExitUsageError;
+}

@@ -1,0 +1,26 @@
+// Turns SIGINT/SIGTERM into a callback on a dedicated thread (never inside a signal handler).
+// A second SIGINT while stopping exits at once with status 130.
+#pragma once
+
+#include <functional>
+#include <thread>
+
+namespace lpx::cli {
+
+class SignalWatcher {
+ public:
+  // Blocks SIGINT/SIGTERM in the calling thread (and so in every thread it starts later).
+  // Construct it before starting other threads.
+  SignalWatcher();
+  ~SignalWatcher();
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+  // Starts watching; `on_stop` runs on the watcher thread at the first SIGINT/SIGTERM.
+  void start(std::function<void()> on_stop);
+
+ private:
+  std::thread thread_;
+};
+
+}  // namespace lpx::cli

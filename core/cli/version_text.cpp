@@ -1,0 +1,17 @@
+#include "cli/build_info.hpp"
+#include "cli/commands.hpp"
+#include "lpx/version.h"
+
+namespace lpx::cli {
+
+std::string version_text() {
+  const BuildInfo& b = build_info();
+  return std::string("lpx-pipeline ") + b.version + "\n" +
+         "commit:      " + b.git_commit + "\n" +
+         "compiler:    " + b.compiler + "\n" +
+         "build:       " + b.build_type + " (sanitizers: " + b.sanitizers + ")\n" +
+         "plugin ABI:  " + std::to_string(LPX_ABI_MAJOR) + "." + std::to_string(LPX_ABI_MINOR) +
+         "\n" + "backends:    " + b.backends + "\n" + "cuda:        " + b.cuda;
+}
+
+}  // namespace lpx::cli

@@ -1,0 +1,22 @@
+#include "pipeline/diagnostics.hpp"
+
+namespace lpx::core {
+
+std::string SourceLocation::to_string() const {
+  if (line == 0) return file;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+std::string Diagnostic::to_string() const { return where.to_string() + ": error: " + message; }
+
+void Diagnostics::error(SourceLocation where, std::string message) {
+  items_.push_back({std::move(where), std::move(message)});
+}
+
+std::string Diagnostics::to_string() const {
+  std::string out;
+  for (const Diagnostic& d : items_) out += d.to_string() + "\n";
+  return out;
+}
+
+}  // namespace lpx::core

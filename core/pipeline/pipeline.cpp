@@ -1,0 +1,134 @@
+#include "pipeline/pipeline.hpp"
+
+#include <filesystem>
+
+#include "util/did_you_mean.hpp"
+
+namespace lpx::core {
+namespace {
+
+const std::vector<OptionSpec>& pipeline_table_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"name", LPX_OPTION_STRING, false, std::nullopt, "Name shown in logs and listings", {}, {}},
+      {"description", LPX_OPTION_STRING, false, std::nullopt, "What this pipeline is for", {}, {}},
+  };
+  return specs;
+}
+
+std::vector<std::string> top_level_keys() {
+  std::vector<std::string> keys = {"pipeline"};
+  for (const PipelineSlot& slot : pipeline_slots()) keys.emplace_back(slot.name);
+  return keys;
+}
+
+// Validates one slot table; adds a section when its plugin could be loaded and checked.
+void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
+                   const toml::table& table, PluginRegistry& registry, Pipeline& pipeline,
+                   Diagnostics& diagnostics) {
+  const std::string section = slot.name;
+  const toml::node* plugin_node = table.get("plugin");
+  if (plugin_node == nullptr) {
+    diagnostics.error(document.where_table(table, section),
+                      "[" + section + "] is missing required key 'plugin' (the name of a " +
+                          kind_name(slot.kind) + " plugin)");
+    return;
+  }
+  const auto* plugin_name = plugin_node->as_string();
+  if (plugin_name == nullptr) {
+    diagnostics.error(document.where(*plugin_node, section + ".plugin"),
+                      "'" + section + ".plugin' must be a string naming a plugin");
+    return;
+  }
+  const SourceLocation plugin_where = document.where(*plugin_node, section + ".plugin");
+  auto plugin = registry.load(plugin_name->get());
+  if (!plugin) {
+    diagnostics.error(plugin_where, plugin.error());
+    return;
+  }
+  const PluginDescription& description = plugin.value()->description();
+  if (description.kind != slot.kind) {
+    diagnostics.error(plugin_where, "plugin '" + description.name + "' is a " +
+                                        kind_name(description.kind) + " plugin, but [" + section +
+                                        "] needs a " + kind_name(slot.kind) + " plugin");
+    return;
+  }
+  ResolvedOptions options = resolve_options(document, table, section, description.options,
+                                            {"plugin"}, diagnostics);
+  pipeline.sections.push_back({section, *plugin, std::move(options)});
+}
+
+}  // namespace
+
+const std::vector<PipelineSlot>& pipeline_slots() {
+  static const std::vector<PipelineSlot> slots = {
+      {"model", LPX_KIND_MODEL_FORMAT, false},
+      {"backend", LPX_KIND_QUANT_BACKEND, false},
+      {"sampler", LPX_KIND_SAMPLER, false},
+      {"transport", LPX_KIND_TRANSPORT, true},
+  };
+  return slots;
+}
+
+const PipelineSection* Pipeline::find(const std::string& slot) const {
+  for (const PipelineSection& section : sections) {
+    if (section.slot == slot) return &section;
+  }
+  return nullptr;
+}
+
+Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
+                                              const std::vector<std::string>& overrides,
+                                              PluginRegistry& registry) {
+  Diagnostics diagnostics;
+  PipelineDocument document;
+  if (!document.load(path, overrides, diagnostics)) return unexpected(std::move(diagnostics));
+
+  Pipeline pipeline;
+  pipeline.path = path;
+  pipeline.name = std::filesystem::path(path).stem().string();
+  const toml::table& root = document.root();
+  const std::vector<std::string> known = top_level_keys();
+
+  for (const auto& [key, node] : root) {
+    const std::string name(key.str());
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      diagnostics.error(document.where_key(key, name), "unknown table '" + name + "'" +
+                                                        did_you_mean(name, known) +
+                                                        "; known tables: " + join_or_none(known));
+    } else if (!node.is_table()) {
+      diagnostics.error(document.where(node, name), "'" + name + "' must be a table ([" + name +
+                                                        "]), not a plain value");
+    }
+  }
+
+  if (const toml::table* table = root.get_as<toml::table>("pipeline")) {
+    ResolvedOptions options =
+        resolve_options(document, *table, "pipeline", pipeline_table_specs(), {}, diagnostics);
+    if (auto it = options.values.find("name"); it != options.values.end()) {
+      pipeline.name = std::get<std::string>(it->second);
+    }
+    if (auto it = options.values.find("description"); it != options.values.end()) {
+      pipeline.description = std::get<std::string>(it->second);
+    }
+  }
+
+  for (const PipelineSlot& slot : pipeline_slots()) {
+    const toml::node* node = root.get(slot.name);
+    if (node == nullptr) {
+      if (slot.required) {
+        diagnostics.error({path, 1, 1}, std::string("the pipeline has no [") + slot.name +
+                                            "] table; it needs one naming a " +
+                                            kind_name(slot.kind) + " plugin");
+      }
+      continue;
+    }
+    if (const toml::table* table = node->as_table()) {
+      validate_slot(document, slot, *table, registry, pipeline, diagnostics);
+    }
+  }
+
+  if (!diagnostics.empty()) return unexpected(std::move(diagnostics));
+  return pipeline;
+}
+
+}  // namespace lpx::core

@@ -1,0 +1,50 @@
+// A validated pipeline: the plugins it names, loaded and checked, with their resolved options.
+//
+// A pipeline file has a [pipeline] table (name, description) and one table per slot:
+//   [model]     a model_format plugin       [backend]   a quant_backend plugin
+//   [sampler]   a sampler plugin            [transport] a transport plugin (required)
+// Each slot table names its plugin with `plugin = "NAME"`; every other key is an option of that
+// plugin. Validation checks everything and reports every problem before any instance is created.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/diagnostics.hpp"
+#include "pipeline/resolved_options.hpp"
+#include "plugin_host/plugin_registry.hpp"
+#include "util/expected.hpp"
+
+namespace lpx::core {
+
+struct PipelineSlot {
+  const char* name;
+  lpx_plugin_kind kind;
+  bool required;
+};
+
+// The slots in the order their plugins are created (and the reverse of destruction).
+const std::vector<PipelineSlot>& pipeline_slots();
+
+struct PipelineSection {
+  std::string slot;
+  std::shared_ptr<PluginLibrary> plugin;
+  ResolvedOptions options;
+};
+
+struct Pipeline {
+  std::string path;
+  std::string name;
+  std::string description;
+  std::vector<PipelineSection> sections;  // in pipeline_slots() order, absent slots skipped
+
+  const PipelineSection* find(const std::string& slot) const;
+};
+
+// Reads, overrides and validates `path`. On failure returns every problem found.
+Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
+                                              const std::vector<std::string>& overrides,
+                                              PluginRegistry& registry);
+
+}  // namespace lpx::core

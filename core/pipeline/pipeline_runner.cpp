@@ -1,0 +1,53 @@
+#include "pipeline/pipeline_runner.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace lpx::core {
+
+PipelineRunner::~PipelineRunner() {
+  transport_.reset();
+  while (!instances_.empty()) instances_.pop_back();  // reverse order of creation
+}
+
+Expected<bool> PipelineRunner::create_instances() {
+  for (const PipelineSection& section : pipeline_.sections) {
+    auto instance = section.plugin->create(section.options);
+    if (!instance) {
+      while (!instances_.empty()) instances_.pop_back();
+      return unexpected("[" + section.slot + "] " + instance.error());
+    }
+    spdlog::debug("created [{}] plugin '{}'", section.slot, section.plugin->description().name);
+    if (section.slot == "transport") transport_ = *instance;
+    instances_.push_back(std::move(*instance));
+  }
+  if (!transport_) return unexpected(std::string("the pipeline has no transport"));
+  return true;
+}
+
+Expected<bool> PipelineRunner::run() {
+  if (!transport_) return unexpected(std::string("run() before create_instances()"));
+  lpx_run_context context{};
+  context.struct_size = sizeof(lpx_run_context);
+  context.pipeline_path = pipeline_.path.c_str();
+  context.pipeline_name = pipeline_.name.c_str();
+  const auto& api = transport_->api<lpx_transport_api>();
+  lpx_status* status = nullptr;
+  try {
+    status = api.run(transport_->raw(), &context);
+  } catch (...) {
+    return unexpected("transport '" + transport_->library().description().name +
+                      "' threw a C++ exception across the C ABI");
+  }
+  if (status == nullptr) return true;
+  const bool cancelled = status->code == LPX_ERR_CANCELLED;
+  std::string message = take_status_message(status);
+  if (cancelled && stop_requested_.load()) return true;  // the stop we asked for
+  return unexpected("transport '" + transport_->library().description().name + "': " + message);
+}
+
+void PipelineRunner::request_stop() noexcept {
+  stop_requested_.store(true);
+  if (transport_) transport_->api<lpx_transport_api>().request_stop(transport_->raw());
+}
+
+}  // namespace lpx::core

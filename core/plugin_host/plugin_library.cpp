@@ -1,0 +1,301 @@
+#include "plugin_host/plugin_library.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "lpx/cpp/status.hpp"
+
+namespace lpx::core {
+namespace {
+
+// Bytes of the descriptor that ABI 1.`minor` defines. Extend when a minor appends fields.
+constexpr size_t descriptor_size_for_minor(std::uint32_t /*minor*/) {
+  return offsetof(lpx_plugin_descriptor, kind_api) + sizeof(const void*);
+}
+
+std::string version_text(std::uint32_t major, std::uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool is_valid_plugin_name(const std::string& name) {
+  if (name.empty()) return false;
+  auto ok = [](char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (!first && (c == '_' || c == '-'));
+  };
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (!ok(name[i], i == 0)) return false;
+  }
+  return true;
+}
+
+std::string text_or_empty(const char* text) { return text ? text : ""; }
+
+// Message of the exception being handled, for a plugin that let one cross the C ABI.
+std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+// Copies a kind table whose first member is its struct_size; entries the plugin lacks stay NULL.
+template <class Api>
+Expected<Api> copy_kind_api(const void* table, size_t minimum_size) {
+  std::uint32_t plugin_size = 0;
+  std::memcpy(&plugin_size, table, sizeof(plugin_size));
+  if (plugin_size < minimum_size) {
+    return unexpected("its function table is " + std::to_string(plugin_size) +
+                      " bytes, ABI 1.0 needs at least " + std::to_string(minimum_size));
+  }
+  Api api{};
+  std::memcpy(&api, table, std::min<size_t>(plugin_size, sizeof(Api)));
+  return api;
+}
+
+Expected<bool> missing(const char* entry) {
+  return unexpected(std::string("its function table lacks the required entry '") + entry + "'");
+}
+
+}  // namespace
+
+const char* kind_name(lpx_plugin_kind kind) {
+  switch (kind) {
+    case LPX_KIND_MODEL_FORMAT: return "model_format";
+    case LPX_KIND_QUANT_BACKEND: return "quant_backend";
+    case LPX_KIND_SAMPLER: return "sampler";
+    case LPX_KIND_TRANSPORT: return "transport";
+  }
+  return "unknown";
+}
+
+std::string take_status_message(lpx_status* status) {
+  if (status == nullptr) return {};
+  std::string message = status->message ? status->message : "(no message)";
+  status->release(status);
+  return message;
+}
+
+Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::filesystem::path& path,
+                                                             HostServices& services,
+                                                             const std::string& expected_name) {
+  const std::string where = path.string() + ": ";
+  std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
+  boost::dll::fs::error_code error;
+  plugin->library_.load(path, error,
+                        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  if (error) return unexpected(where + "cannot load: " + error.message());
+  if (!plugin->library_.has(LPX_PLUGIN_ENTRY_SYMBOL)) {
+    return unexpected(where + "not an LPX plugin: it does not export '" LPX_PLUGIN_ENTRY_SYMBOL
+                              "'");
+  }
+  auto entry = plugin->library_.get<const lpx_plugin_descriptor*()>(LPX_PLUGIN_ENTRY_SYMBOL);
+  const lpx_plugin_descriptor* descriptor = nullptr;
+  try {
+    descriptor = entry();
+  } catch (...) {
+    return unexpected(where + LPX_PLUGIN_ENTRY_SYMBOL " threw a C++ exception across the C ABI (" +
+                      current_exception_text() + ")");
+  }
+  if (descriptor == nullptr) return unexpected(where + LPX_PLUGIN_ENTRY_SYMBOL " returned NULL");
+
+  const std::string plugin_version = version_text(descriptor->abi_major, descriptor->abi_minor);
+  const std::string host_version = version_text(LPX_ABI_MAJOR, LPX_ABI_MINOR);
+  if (descriptor->abi_major != LPX_ABI_MAJOR) {
+    return unexpected(where + "plugin ABI " + plugin_version + " is incompatible with host ABI " +
+                      host_version + " (major versions differ); rebuild the plugin against LPX SDK " +
+                      std::to_string(LPX_ABI_MAJOR) + ".x");
+  }
+  if (descriptor->abi_minor > LPX_ABI_MINOR) {
+    return unexpected(where + "plugin needs ABI " + plugin_version + " but this host provides " +
+                      host_version + "; upgrade LPX or rebuild the plugin against SDK " +
+                      host_version);
+  }
+  if (auto ok = plugin->adopt_descriptor(*descriptor); !ok) return unexpected(where + ok.error());
+  if (!expected_name.empty() && plugin->description_.name != expected_name) {
+    return unexpected(where + "file name promises plugin '" + expected_name +
+                      "' but the plugin calls itself '" + plugin->description_.name + "'");
+  }
+  plugin->description_.path = path;
+  if (auto ok = plugin->adopt_kind_api(); !ok) return unexpected(where + ok.error());
+  if (auto ok = plugin->initialize(services); !ok) return unexpected(where + ok.error());
+  return plugin;
+}
+
+Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
+  // Read only what the plugin's minor defines, and only as many bytes as it says it has.
+  const size_t needed = descriptor_size_for_minor(d.abi_minor);
+  if (d.struct_size < needed) {
+    return unexpected("descriptor is " + std::to_string(d.struct_size) + " bytes, ABI " +
+                      version_text(d.abi_major, d.abi_minor) + " needs at least " +
+                      std::to_string(needed));
+  }
+  std::memcpy(&descriptor_, &d, needed);
+
+  PluginDescription& out = description_;
+  out.name = text_or_empty(descriptor_.name);
+  if (!is_valid_plugin_name(out.name)) {
+    return unexpected("plugin name '" + out.name + "' is not [a-z0-9][a-z0-9_-]*");
+  }
+  if (descriptor_.kind < LPX_KIND_MODEL_FORMAT || descriptor_.kind > LPX_KIND_TRANSPORT) {
+    return unexpected("unknown plugin kind " + std::to_string(descriptor_.kind));
+  }
+  out.kind = descriptor_.kind;
+  out.version = text_or_empty(descriptor_.version);
+  out.license = text_or_empty(descriptor_.license);
+  out.description = text_or_empty(descriptor_.description);
+  out.abi_major = descriptor_.abi_major;
+  out.abi_minor = descriptor_.abi_minor;
+  if (descriptor_.create == nullptr || descriptor_.destroy == nullptr ||
+      descriptor_.kind_api == nullptr) {
+    return unexpected(std::string("descriptor lacks create, destroy or kind_api"));
+  }
+
+  if (descriptor_.option_count > 0) {
+    if (descriptor_.options == nullptr || descriptor_.option_spec_size < sizeof(lpx_option_spec)) {
+      return unexpected(std::string("options are declared but their table is missing or short"));
+    }
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(descriptor_.options);
+  for (std::uint32_t i = 0; i < descriptor_.option_count; ++i) {
+    lpx_option_spec spec{};
+    std::memcpy(&spec, bytes + size_t{i} * descriptor_.option_spec_size, sizeof(spec));
+    auto converted = option_spec_from_c(spec);
+    if (!converted) return unexpected(converted.error());
+    if (converted->name == "plugin") {
+      return unexpected(std::string("option name 'plugin' is reserved for the pipeline"));
+    }
+    for (const OptionSpec& earlier : out.options) {
+      if (earlier.name == converted->name) {
+        return unexpected("option '" + earlier.name + "' is declared twice");
+      }
+    }
+    out.options.push_back(std::move(*converted));
+  }
+  if (descriptor_.capability_count > 0 && descriptor_.capabilities == nullptr) {
+    return unexpected(std::string("capabilities are counted but missing"));
+  }
+  for (std::uint32_t i = 0; i < descriptor_.capability_count; ++i) {
+    if (descriptor_.capabilities[i] == nullptr) {
+      return unexpected("capability " + std::to_string(i) + " is NULL");
+    }
+    out.capabilities.emplace_back(descriptor_.capabilities[i]);
+  }
+  return true;
+}
+
+Expected<bool> PluginLibrary::adopt_kind_api() {
+  const void* table = descriptor_.kind_api;
+  switch (descriptor_.kind) {
+    case LPX_KIND_MODEL_FORMAT: {
+      auto api = copy_kind_api<lpx_model_format_api>(table, sizeof(lpx_model_format_api));
+      if (!api) return unexpected(api.error());
+      if (!api->probe || !api->open || !api->close || !api->metadata_find ||
+          !api->metadata_array_at || !api->tensor_count || !api->tensor_at) {
+        return missing("probe/open/close/metadata_find/metadata_array_at/tensor_count/tensor_at");
+      }
+      kind_api_ = *api;
+      break;
+    }
+    case LPX_KIND_QUANT_BACKEND: {
+      auto api = copy_kind_api<lpx_quant_backend_api>(table, sizeof(lpx_quant_backend_api));
+      if (!api) return unexpected(api.error());
+      if (!api->supports_type || !api->matmul || !api->dequantize_row) {
+        return missing("supports_type/matmul/dequantize_row");
+      }
+      kind_api_ = *api;
+      break;
+    }
+    case LPX_KIND_SAMPLER: {
+      auto api = copy_kind_api<lpx_sampler_api>(table, sizeof(lpx_sampler_api));
+      if (!api) return unexpected(api.error());
+      if (!api->apply) return missing("apply");
+      if (api->state_create && !api->state_destroy) return missing("state_destroy");
+      kind_api_ = *api;
+      break;
+    }
+    case LPX_KIND_TRANSPORT: {
+      auto api = copy_kind_api<lpx_transport_api>(table, sizeof(lpx_transport_api));
+      if (!api) return unexpected(api.error());
+      if (!api->run) return missing("run");
+      if (!api->request_stop) return missing("request_stop");
+      kind_api_ = *api;
+      break;
+    }
+  }
+  return true;
+}
+
+Expected<bool> PluginLibrary::initialize(HostServices& services) {
+  host_api_ = services.make_api(description_.name);
+  if (descriptor_.init == nullptr) {
+    initialized_ = true;
+    return true;
+  }
+  lpx_status* status = nullptr;
+  lpx_plugin_state* state = nullptr;
+  try {
+    status = descriptor_.init(&host_api_->table, &state);
+  } catch (...) {
+    return unexpected("init threw a C++ exception across the C ABI (" + current_exception_text() +
+                      "); the plugin is refused");
+  }
+  if (status != nullptr) return unexpected("init failed: " + take_status_message(status));
+  state_ = state;
+  initialized_ = true;
+  return true;
+}
+
+PluginLibrary::~PluginLibrary() {
+  if (!initialized_ || descriptor_.shutdown == nullptr) return;
+  try {
+    descriptor_.shutdown(state_);
+  } catch (...) {
+    spdlog::error("plugin '{}': shutdown threw a C++ exception across the C ABI", description_.name);
+  }
+}
+
+bool PluginLibrary::supports(const std::string& capability) const {
+  if (descriptor_.supports != nullptr) {
+    try {
+      return descriptor_.supports(state_, capability.c_str()) != 0;
+    } catch (...) {
+      spdlog::error("plugin '{}': supports threw a C++ exception across the C ABI",
+                    description_.name);
+      return false;
+    }
+  }
+  return std::find(description_.capabilities.begin(), description_.capabilities.end(),
+                   capability) != description_.capabilities.end();
+}
+
+Expected<std::shared_ptr<PluginInstance>> PluginLibrary::create(const ResolvedOptions& options) {
+  const std::string where = "plugin '" + description_.name + "': ";
+  lpx_instance* raw = nullptr;
+  lpx_status* status = nullptr;
+  try {
+    status = descriptor_.create(state_, &options, &raw);
+  } catch (...) {
+    return unexpected(where + "create threw a C++ exception across the C ABI (" +
+                      current_exception_text() + ")");
+  }
+  if (status != nullptr) return unexpected(where + take_status_message(status));
+  if (raw == nullptr) return unexpected(where + "create succeeded but returned no instance");
+  return std::make_shared<PluginInstance>(shared_from_this(), raw);
+}
+
+PluginInstance::~PluginInstance() {
+  try {
+    library_->descriptor_.destroy(raw_);
+  } catch (...) {
+    spdlog::error("plugin '{}': destroy threw a C++ exception across the C ABI",
+                  library_->description().name);
+  }
+}
+
+}  // namespace lpx::core

@@ -1,0 +1,189 @@
+// Header-only C++ wrapper for writing LPX plugins.
+//
+//   class Greedy final : public lpx::Sampler {
+//    public:
+//     explicit Greedy(const lpx::Options&) {}
+//     void apply(lpx::SamplerState*, lpx_candidates& c) override { ... }
+//   };
+//   LPX_PLUGIN_ENTRY() {
+//     return lpx::describe<Greedy>({.name = "greedy", .version = "1.0.0", .license = "MIT",
+//                                   .description = "Pick the most likely token"});
+//   }
+//
+// The instance class is constructed from its options in `create` and deleted in `destroy`. Every
+// call from the host goes through a noexcept trampoline that turns exceptions into statuses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <type_traits>
+
+#include "lpx/cpp/host.hpp"
+#include "lpx/cpp/options.hpp"
+#include "lpx/cpp/status.hpp"
+#include "lpx/lpx.h"
+
+// Defines the one exported entry point. Follow it with a body returning lpx::describe<...>(...).
+#define LPX_PLUGIN_ENTRY() \
+  extern "C" LPX_PLUGIN_EXPORT const lpx_plugin_descriptor* lpx_plugin_entry(void)
+
+namespace lpx {
+
+// Base of every instance class.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+};
+
+// --- kinds ---------------------------------------------------------------------------------------
+
+// Per-sequence memory of a sampler; derive from it for RNGs, penalty history...
+class SamplerState {
+ public:
+  virtual ~SamplerState() = default;
+};
+
+class Sampler : public Instance {
+ public:
+  // Stateless samplers keep the default.
+  virtual std::unique_ptr<SamplerState> make_state(std::uint64_t /*seed*/) { return nullptr; }
+  // Transform and/or select on the candidates (see lpx/kinds/sampler.h). Must not allocate.
+  virtual void apply(SamplerState* state, lpx_candidates& candidates) = 0;
+  virtual void accept(SamplerState* /*state*/, std::int32_t /*token*/) noexcept {}
+  virtual void reset(SamplerState* /*state*/) noexcept {}
+};
+
+class Transport : public Instance {
+ public:
+  // Serve until done or stopped; throw to report failure.
+  virtual void run(const lpx_run_context& context) = 0;
+  // Thread-safe, non-blocking, idempotent.
+  virtual void request_stop() noexcept = 0;
+};
+
+// --- describing a plugin ------------------------------------------------------------------------
+
+struct PluginInfo {
+  const char* name = nullptr;
+  const char* version = nullptr;
+  const char* license = nullptr;
+  const char* description = nullptr;
+  std::span<const lpx_option_spec> options{};
+  std::span<const char* const> capabilities{};
+};
+
+namespace detail {
+
+template <class T>
+T& self(lpx_instance* instance) noexcept {
+  return static_cast<T&>(*reinterpret_cast<Instance*>(instance));
+}
+
+inline lpx_status* init(const lpx_host_api* host, lpx_plugin_state** out_state) noexcept {
+  host_slot() = host;
+  *out_state = nullptr;
+  return nullptr;
+}
+inline void shutdown(lpx_plugin_state*) noexcept { host_slot() = nullptr; }
+
+template <class T>
+lpx_status* create(lpx_plugin_state*, const lpx_options* options,
+                   lpx_instance** out_instance) noexcept {
+  return guard([&] {
+    Instance* instance = new T(Options(options));
+    *out_instance = reinterpret_cast<lpx_instance*>(instance);
+  });
+}
+inline void destroy(lpx_instance* instance) noexcept {
+  delete reinterpret_cast<Instance*>(instance);
+}
+
+// Sampler trampolines.
+inline SamplerState* state_of(lpx_sampler_state* state) noexcept {
+  return reinterpret_cast<SamplerState*>(state);
+}
+inline lpx_status* sampler_state_create(lpx_instance* instance, std::uint64_t seed,
+                                        lpx_sampler_state** out_state) noexcept {
+  return guard([&] {
+    *out_state = reinterpret_cast<lpx_sampler_state*>(
+        self<Sampler>(instance).make_state(seed).release());
+  });
+}
+inline void sampler_state_destroy(lpx_sampler_state* state) noexcept { delete state_of(state); }
+inline lpx_status* sampler_apply(lpx_instance* instance, lpx_sampler_state* state,
+                                 lpx_candidates* candidates) noexcept {
+  return guard([&] { self<Sampler>(instance).apply(state_of(state), *candidates); });
+}
+inline void sampler_accept(lpx_instance* instance, lpx_sampler_state* state,
+                           std::int32_t token) noexcept {
+  self<Sampler>(instance).accept(state_of(state), token);
+}
+inline void sampler_reset(lpx_instance* instance, lpx_sampler_state* state) noexcept {
+  self<Sampler>(instance).reset(state_of(state));
+}
+inline constexpr lpx_sampler_api kSamplerApi{
+    sizeof(lpx_sampler_api), &sampler_state_create, &sampler_state_destroy,
+    &sampler_apply,          &sampler_accept,       &sampler_reset};
+
+// Transport trampolines.
+inline lpx_status* transport_run(lpx_instance* instance, const lpx_run_context* context) noexcept {
+  return guard([&] { self<Transport>(instance).run(*context); });
+}
+inline void transport_request_stop(lpx_instance* instance) noexcept {
+  self<Transport>(instance).request_stop();
+}
+inline constexpr lpx_transport_api kTransportApi{sizeof(lpx_transport_api), &transport_run,
+                                                 &transport_request_stop};
+
+template <class T>
+constexpr lpx_plugin_kind kind_of() {
+  if constexpr (std::is_base_of_v<Sampler, T>) {
+    return LPX_KIND_SAMPLER;
+  } else {
+    static_assert(std::is_base_of_v<Transport, T>,
+                  "an LPX plugin class derives from lpx::Sampler or lpx::Transport");
+    return LPX_KIND_TRANSPORT;
+  }
+}
+
+template <class T>
+constexpr const void* kind_api_of() {
+  if constexpr (kind_of<T>() == LPX_KIND_SAMPLER) {
+    return &kSamplerApi;
+  } else {
+    return &kTransportApi;
+  }
+}
+
+}  // namespace detail
+
+// The descriptor of a plugin whose instances are `T`. `info`'s strings and spans must be static.
+// The descriptor is built on the first call and returned by every later one.
+template <class T>
+const lpx_plugin_descriptor* describe(const PluginInfo& info) noexcept {
+  static const lpx_plugin_descriptor descriptor{
+      LPX_ABI_MAJOR,
+      LPX_ABI_MINOR,
+      sizeof(lpx_plugin_descriptor),
+      detail::kind_of<T>(),
+      info.name,
+      info.version,
+      info.license,
+      info.description,
+      info.options.data(),
+      static_cast<std::uint32_t>(info.options.size()),
+      sizeof(lpx_option_spec),
+      info.capabilities.data(),
+      static_cast<std::uint32_t>(info.capabilities.size()),
+      &detail::init,
+      &detail::shutdown,
+      nullptr,
+      &detail::create<T>,
+      &detail::destroy,
+      detail::kind_api_of<T>(),
+  };
+  return &descriptor;
+}
+
+}  // namespace lpx

@@ -1,0 +1,65 @@
+/* Sampler plugins: turn next-token logits into a choice.
+ *
+ * A sampler transforms a candidate list in place (temperature, top-k, penalties...) and may select a
+ * token. A chain of samplers is itself a sampler: each link transforms the same list in turn, the
+ * last one selects. Per-sequence memory (RNG, penalty history) lives in an lpx_sampler_state, so
+ * one instance serves many sequences.
+ *
+ * Threading: an instance is shared and immutable after create; calls with different states may run
+ * concurrently; calls on one state are never concurrent. `apply` is on the decode hot path: it must
+ * not allocate (use the state) and must not block.
+ */
+#ifndef LPX_KINDS_SAMPLER_H
+#define LPX_KINDS_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lpx/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lpx_token_candidate {
+  int32_t id;    /* token id */
+  float logit;   /* raw or transformed logit */
+  float p;       /* probability, meaningful only when lpx_candidates.has_probabilities */
+} lpx_token_candidate;
+
+/* A view of the candidates of one sequence for one step. Memory owned by the caller, valid during
+ * the call. A sampler may shrink `size` (truncation), reorder `data` (then set or clear `sorted`),
+ * rewrite logits, and set `selected`. */
+typedef struct lpx_candidates {
+  lpx_token_candidate* data;
+  size_t size;
+  int64_t selected;          /* index into data of the chosen token, or -1 */
+  int32_t sorted;            /* 1 when data is sorted by descending logit */
+  int32_t has_probabilities; /* 1 when every p is the softmax of the current logits */
+} lpx_candidates;
+
+typedef struct lpx_sampler_state lpx_sampler_state; /* opaque, plugin-owned */
+
+typedef struct lpx_sampler_api {
+  uint32_t struct_size; /* sizeof(lpx_sampler_api) as the plugin compiled it */
+
+  /* since 1.0. Optional (NULL = stateless; the host passes a NULL state). Makes the state of one
+   * sequence; `seed` seeds any randomness (same seed, same choices). */
+  lpx_status* (*state_create)(lpx_instance* instance, uint64_t seed, lpx_sampler_state** out_state);
+  /* Optional; required when state_create is set. */
+  void (*state_destroy)(lpx_sampler_state* state);
+
+  /* Required. Transform and/or select on `candidates`. */
+  lpx_status* (*apply)(lpx_instance* instance, lpx_sampler_state* state,
+                       lpx_candidates* candidates);
+  /* Optional. Tell the state which token the sequence finally took (for penalties). */
+  void (*accept)(lpx_instance* instance, lpx_sampler_state* state, int32_t token);
+  /* Optional. Forget the history of the state, keep its seed. */
+  void (*reset)(lpx_instance* instance, lpx_sampler_state* state);
+} lpx_sampler_api;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,40 @@
+/* Transport plugins: the way users reach a pipeline (terminal, HTTP, batch files).
+ *
+ * `lpx-pipeline run` creates every plugin of the pipeline, then calls the transport's `run` on the
+ * main thread; `run` returns when the transport's work is done or after a stop was requested. The
+ * host calls `request_stop` from another thread (on SIGINT/SIGTERM); it must return quickly, and
+ * `run` must then finish in bounded time, returning NULL or an LPX_ERR_CANCELLED status.
+ */
+#ifndef LPX_KINDS_TRANSPORT_H
+#define LPX_KINDS_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "lpx/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the host gives a running transport. Owned by the host, valid during `run`. Fields are
+ * appended in later minors (the engine interface arrives with the decode engine). */
+typedef struct lpx_run_context {
+  uint32_t struct_size;      /* sizeof(lpx_run_context) as the host compiled it */
+  const char* pipeline_path; /* UTF-8 path of the pipeline file */
+  const char* pipeline_name; /* [pipeline].name, or the file stem */
+} lpx_run_context;
+
+typedef struct lpx_transport_api {
+  uint32_t struct_size; /* sizeof(lpx_transport_api) as the plugin compiled it */
+
+  /* since 1.0. Required. Serve until done or stopped. */
+  lpx_status* (*run)(lpx_instance* instance, const lpx_run_context* context);
+  /* Required. Thread-safe, non-blocking, idempotent; may be called before, during or after run. */
+  void (*request_stop)(lpx_instance* instance);
+} lpx_transport_api;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,19 @@
+/* LPX plugin ABI version.
+ *
+ * Policy (enforced by the host's loader, see docs/plugin-abi.md):
+ *   - A MINOR bump only appends: new fields at the end of a struct, new entries at the end of a
+ *     function table, new enum values. Nothing is removed, reordered or re-typed.
+ *   - A MAJOR bump is the only way to break compatibility.
+ *   - The host refuses a plugin whose major differs from its own, or whose minor is newer than its
+ *     own (the plugin may rely on entries this host does not have). An older minor is accepted; the
+ *     host then never reads a field or calls an entry added after that minor.
+ *
+ * Every field and table entry below documents the minor that added it ("since 1.N").
+ */
+#ifndef LPX_VERSION_H
+#define LPX_VERSION_H
+
+#define LPX_ABI_MAJOR 1
+#define LPX_ABI_MINOR 0
+
+#endif
