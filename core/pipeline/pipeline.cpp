@@ -21,6 +21,19 @@ std::vector<std::string> top_level_keys() {
   return keys;
 }
 
+// A plugin's message "top_p: must be ..." points at top_p's line when the table sets it.
+SourceLocation where_plugin_message(const PipelineDocument& document, const toml::table& table,
+                                    const std::string& section, const SourceLocation& fallback,
+                                    const std::string& message) {
+  const size_t colon = message.find(':');
+  if (colon == std::string::npos) return fallback;
+  const std::string option = message.substr(0, colon);
+  if (const toml::node* node = table.get(option)) {
+    return document.where(*node, section + "." + option);
+  }
+  return fallback;
+}
+
 // Validates one slot table; adds a section when its plugin could be loaded and checked.
 void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
                    const toml::table& table, PluginRegistry& registry, Pipeline& pipeline,
@@ -52,8 +65,15 @@ void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
                                         "] needs a " + kind_name(slot.kind) + " plugin");
     return;
   }
+  const size_t errors_before = diagnostics.items().size();
   ResolvedOptions options = resolve_options(document, table, section, description.options,
                                             {"plugin"}, diagnostics);
+  if (diagnostics.items().size() == errors_before) {
+    if (auto valid = plugin.value()->validate_options(options); !valid) {
+      diagnostics.error(where_plugin_message(document, table, section, plugin_where, valid.error()),
+                        "[" + section + "] plugin '" + description.name + "': " + valid.error());
+    }
+  }
   pipeline.sections.push_back({section, *plugin, std::move(options)});
 }
 

@@ -11,10 +11,18 @@
 namespace lpx::core {
 namespace {
 
-// Bytes of the descriptor that ABI 1.`minor` defines. Extend when a minor appends fields.
-constexpr size_t descriptor_size_for_minor(std::uint32_t /*minor*/) {
-  return offsetof(lpx_plugin_descriptor, kind_api) + sizeof(const void*);
+// Bytes of the descriptor that ABI 1.`minor` defines. Extend when a minor appends fields: the host
+// copies only these bytes, so entries newer than the plugin stay NULL and are never called.
+constexpr size_t end_of(size_t offset, size_t size) { return offset + size; }
+constexpr size_t descriptor_size_for_minor(std::uint32_t minor) {
+  if (minor == 0) {
+    return end_of(offsetof(lpx_plugin_descriptor, kind_api), sizeof(const void*));
+  }
+  return end_of(offsetof(lpx_plugin_descriptor, validate_options),
+                sizeof(lpx_plugin_descriptor::validate_options));
 }
+static_assert(descriptor_size_for_minor(LPX_ABI_MINOR) == sizeof(lpx_plugin_descriptor),
+              "describe the newest minor's descriptor size here");
 
 std::string version_text(std::uint32_t major, std::uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
@@ -258,6 +266,19 @@ PluginLibrary::~PluginLibrary() {
   } catch (...) {
     spdlog::error("plugin '{}': shutdown threw a C++ exception across the C ABI", description_.name);
   }
+}
+
+Expected<bool> PluginLibrary::validate_options(const ResolvedOptions& options) const {
+  if (descriptor_.validate_options == nullptr) return true;
+  lpx_status* status = nullptr;
+  try {
+    status = descriptor_.validate_options(state_, &options);
+  } catch (...) {
+    return unexpected("validate_options threw a C++ exception across the C ABI (" +
+                      current_exception_text() + ")");
+  }
+  if (status != nullptr) return unexpected(take_status_message(status));
+  return true;
 }
 
 bool PluginLibrary::supports(const std::string& capability) const {

@@ -55,6 +55,8 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   const PluginDescription& description() const noexcept { return description_; }
   // The static tags, refined by the plugin's `supports` query when it has one.
   bool supports(const std::string& capability) const;
+  // The plugin's own checks across options (ABI 1.1+); the plugin's message on failure.
+  Expected<bool> validate_options(const ResolvedOptions& options) const;
   // Creates an instance from validated options.
   Expected<std::shared_ptr<PluginInstance>> create(const ResolvedOptions& options);
 

@@ -97,6 +97,13 @@ typedef struct lpx_plugin_descriptor {
    * lpx_quant_backend_api, lpx_sampler_api or lpx_transport_api, which begins with its own
    * uint32_t struct_size. */
   const void* kind_api;
+
+  /* since 1.1. Optional (NULL = the declared types, ranges and choices are all there is to check).
+   * Checks that involve several options or the machine ("min_p must not exceed top_p"), run while
+   * the pipeline is validated, before any create. Cheap: no heavy allocation, no file loading.
+   * Start the message with the offending option's name and a colon ("top_p: must be ...") so the
+   * host can point at that line of the pipeline file. */
+  lpx_status* (*validate_options)(lpx_plugin_state* state, const lpx_options* options);
 } lpx_plugin_descriptor;
 
 /* The entry point every plugin library exports. Must not fail or allocate: it returns a pointer to

@@ -9,11 +9,15 @@
  *     host then never reads a field or calls an entry added after that minor.
  *
  * Every field and table entry below documents the minor that added it ("since 1.N").
+ *
+ * History:
+ *   1.0  descriptor, host API, sampler / transport / model-format / quant-backend tables
+ *   1.1  lpx_plugin_descriptor.validate_options
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 1
-#define LPX_ABI_MINOR 0
+#define LPX_ABI_MINOR 1
 
 #endif

@@ -10,7 +10,8 @@
 //                                   .description = "Pick the most likely token"});
 //   }
 //
-// The instance class is constructed from its options in `create` and deleted in `destroy`. Every
+// The instance class is constructed from its options in `create` and deleted in `destroy`; it may
+// also declare `static void validate(const lpx::Options&)` for checks across options. Every
 // call from the host goes through a noexcept trampoline that turns exceptions into statuses.
 #pragma once
 
@@ -136,6 +137,25 @@ inline void transport_request_stop(lpx_instance* instance) noexcept {
 inline constexpr lpx_transport_api kTransportApi{sizeof(lpx_transport_api), &transport_run,
                                                  &transport_request_stop};
 
+// An instance class may declare `static void validate(const lpx::Options&)` (throwing lpx::Error
+// whose message starts with "option_name: ") for checks across options; see validate_options.
+template <class T>
+concept HasValidate = requires(const Options& options) { T::validate(options); };
+
+template <class T>
+lpx_status* validate_options(lpx_plugin_state*, const lpx_options* options) noexcept {
+  return guard([&] { T::validate(Options(options)); });
+}
+
+template <class T>
+constexpr auto validate_entry_of() {
+  if constexpr (HasValidate<T>) {
+    return &validate_options<T>;
+  } else {
+    return static_cast<lpx_status* (*)(lpx_plugin_state*, const lpx_options*)>(nullptr);
+  }
+}
+
 template <class T>
 constexpr lpx_plugin_kind kind_of() {
   if constexpr (std::is_base_of_v<Sampler, T>) {
@@ -182,6 +202,7 @@ const lpx_plugin_descriptor* describe(const PluginInfo& info) noexcept {
       &detail::create<T>,
       &detail::destroy,
       detail::kind_api_of<T>(),
+      detail::validate_entry_of<T>(),
   };
   return &descriptor;
 }
