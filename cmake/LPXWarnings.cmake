@@ -1,7 +1,7 @@
 # Warnings as errors for the project's own code (third-party headers are included as SYSTEM).
 function(lpx_project_warnings target)
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Werror -Wshadow -Wnon-virtual-dtor
-      -Wcast-align -Wunused -Wdouble-promotion -Wformat=2>
-    $<$<COMPILE_LANGUAGE:CXX>:-Wold-style-cast -Woverloaded-virtual>)
+    $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Werror -Wshadow -Wcast-align -Wunused
+      -Wdouble-promotion -Wformat=2>
+    $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual>)
 endfunction()

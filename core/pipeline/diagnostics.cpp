@@ -1,5 +1,8 @@
 #include "pipeline/diagnostics.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 namespace lpx::core {
 
 std::string SourceLocation::to_string() const {
@@ -11,6 +14,13 @@ std::string Diagnostic::to_string() const { return where.to_string() + ": error:
 
 void Diagnostics::error(SourceLocation where, std::string message) {
   items_.push_back({std::move(where), std::move(message)});
+}
+
+void Diagnostics::sort_by_position() {
+  std::stable_sort(items_.begin(), items_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tuple(a.where.line == 0, a.where.file, a.where.line, a.where.column) <
+           std::tuple(b.where.line == 0, b.where.file, b.where.line, b.where.column);
+  });
 }
 
 std::string Diagnostics::to_string() const {

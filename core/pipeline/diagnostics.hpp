@@ -29,6 +29,8 @@ struct Diagnostic {
 class Diagnostics {
  public:
   void error(SourceLocation where, std::string message);
+  // Orders by position in the file (as a reader meets them), command-line overrides last.
+  void sort_by_position();
   bool empty() const noexcept { return items_.empty(); }
   const std::vector<Diagnostic>& items() const noexcept { return items_; }
   // One diagnostic per line, in the order found.

@@ -147,7 +147,10 @@ Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
     }
   }
 
-  if (!diagnostics.empty()) return unexpected(std::move(diagnostics));
+  if (!diagnostics.empty()) {
+    diagnostics.sort_by_position();
+    return unexpected(std::move(diagnostics));
+  }
   return pipeline;
 }
 

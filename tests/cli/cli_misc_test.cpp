@@ -1,0 +1,59 @@
+// Version, usage errors and logging options of lpx-pipeline.
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/test_support.hpp"
+
+namespace lpx::test {
+namespace {
+
+TEST(CliMisc, VersionNamesVersionCommitCompilerAndBackends) {
+  CommandResult r = run_lpx({"--version"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("lpx-pipeline 0.", 0), 0u) << r.out;
+  for (const char* field : {"commit:", "compiler:", "plugin ABI:  " LPX_ABI_TEXT, "backends:",
+                            "cuda:"}) {
+    EXPECT_NE(r.out.find(field), std::string::npos) << field << "\n" << r.out;
+  }
+}
+
+TEST(CliMisc, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_lpx({}).exit_code, 2);
+  EXPECT_EQ(run_lpx({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(run_lpx({"run"}).exit_code, 2);
+  EXPECT_EQ(run_lpx({"--log-format", "xml", "plugins"}).exit_code, 2);
+  CommandResult level = run_lpx({"--log-level", "loud", "plugins"});
+  EXPECT_EQ(level.exit_code, 2);
+  EXPECT_NE(level.err.find("unknown log level 'loud'"), std::string::npos);
+}
+
+TEST(CliMisc, WritesJsonLogLinesToAFile) {
+  TempDir dir;
+  const auto pipeline = dir / "p.toml";
+  write_file(pipeline, "[transport]\nplugin = \"test-transport\"\noutput = \"" +
+                           (dir / "out.txt").string() + "\"\nmessage = \"quote \\\" and \\u00e9\"\n");
+  const auto log = dir / "lpx.log";
+  CommandResult r = run_lpx({"--log-level", "debug", "--log-format", "json", "--log-file",
+                             log.string(), "run", pipeline.string()},
+                            LPX_TEST_GOOD_PLUGIN_DIR);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(read_file(log));
+  std::string line;
+  size_t count = 0;
+  bool saw_plugin_line = false;
+  while (std::getline(lines, line)) {
+    const boost::json::value entry = boost::json::parse(line);  // throws on a malformed line
+    EXPECT_TRUE(entry.as_object().contains("time"));
+    EXPECT_TRUE(entry.as_object().contains("level"));
+    const std::string message(entry.at("message").as_string());
+    saw_plugin_line = saw_plugin_line || message.rfind("test-transport: writing ", 0) == 0;
+    ++count;
+  }
+  EXPECT_GE(count, 2u);
+  EXPECT_TRUE(saw_plugin_line) << "plugin logs go through the host, prefixed with its name";
+}
+
+}  // namespace
+}  // namespace lpx::test

@@ -1,0 +1,147 @@
+// Whole-file validation: every problem reported, each with file:line:column.
+#include "pipeline/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/test_support.hpp"
+
+namespace lpx::core {
+namespace {
+
+class PipelineValidation : public ::testing::Test {
+ protected:
+  Expected<Pipeline, Diagnostics> load(const std::string& text,
+                                       const std::vector<std::string>& overrides = {}) {
+    path = (dir / "p.toml").string();
+    test::write_file(path, text);
+    return load_pipeline(path, overrides, registry);
+  }
+  // The diagnostics as "line:col: message" lines, without the file name.
+  static std::vector<std::string> lines(const Diagnostics& diagnostics) {
+    std::vector<std::string> out;
+    for (const Diagnostic& d : diagnostics.items()) {
+      out.push_back(std::to_string(d.where.line) + ":" + std::to_string(d.where.column) + ": " +
+                    d.message);
+    }
+    return out;
+  }
+
+  test::TempDir dir;
+  std::string path;
+  MetricsRegistry metrics;
+  HostServices services{metrics};
+  PluginRegistry registry{{LPX_TEST_GOOD_PLUGIN_DIR, LPX_BUILTIN_PLUGIN_DIR}, services};
+};
+
+TEST_F(PipelineValidation, AValidFileResolvesEveryOption) {
+  auto pipeline = load(R"([pipeline]
+name = "demo"
+[sampler]
+plugin = "greedy"
+[transport]
+plugin = "test-transport"
+output = "/tmp/x"
+count = 3
+tags = ["a"]
+)");
+  ASSERT_TRUE(pipeline) << pipeline.error().to_string();
+  EXPECT_EQ(pipeline->name, "demo");
+  ASSERT_EQ(pipeline->sections.size(), 2u);
+  EXPECT_EQ(pipeline->sections[0].slot, "sampler");
+  const ResolvedOptions& options = pipeline->find("transport")->options;
+  EXPECT_EQ(std::get<std::int64_t>(options.values.at("count")), 3);
+  EXPECT_EQ(std::get<std::string>(options.values.at("message")), "hello") << "default applied";
+}
+
+TEST_F(PipelineValidation, ReportsEveryErrorTogetherWithPositions) {
+  auto pipeline = load(R"([pipeline]
+nmae = "typo"
+
+[sampler]
+plugin = "greedyy"
+
+[transport]
+plugin = "test-transport"
+count = "three"
+ratio = 1.5
+mode = "fast"
+extra = 1
+
+[modle]
+plugin = "x"
+)");
+  ASSERT_FALSE(pipeline);
+  const std::vector<std::string> expected = {
+      "2:1: unknown key 'nmae' in [pipeline] (did you mean 'name'?); known keys: name, description",
+      "5:10: unknown plugin 'greedyy' (did you mean 'greedy'?); known plugins: abi-minor-older, "
+      "greedy, test-transport",
+      "7:1: [transport] is missing required key 'output' (a string: File to write)",
+      "9:9: 'transport.count': expected an integer, found a string",
+      "10:9: 'transport.ratio': 1.5 is out of range [0, 1]",
+      "11:8: 'transport.mode': 'fast' is not one of: echo, fail, wait",
+      "12:1: unknown key 'extra' in [transport]; known keys: plugin, output, message, mode, count, "
+      "ratio, loud, tags, ids",
+      "14:2: unknown table 'modle' (did you mean 'model'?); known tables: pipeline, model, "
+      "backend, sampler, transport",
+  };
+  EXPECT_EQ(lines(pipeline.error()), expected);
+  for (const Diagnostic& d : pipeline.error().items()) EXPECT_EQ(d.where.file, path);
+}
+
+TEST_F(PipelineValidation, APluginOfTheWrongKindIsRefused) {
+  auto pipeline = load("[sampler]\nplugin = \"test-transport\"\n[transport]\nplugin = \"greedy\"\n");
+  ASSERT_FALSE(pipeline);
+  EXPECT_EQ(lines(pipeline.error()),
+            (std::vector<std::string>{
+                "2:10: plugin 'test-transport' is a transport plugin, but [sampler] needs a "
+                "sampler plugin",
+                "4:10: plugin 'greedy' is a sampler plugin, but [transport] needs a transport "
+                "plugin"}));
+}
+
+TEST_F(PipelineValidation, TheTransportIsRequiredAndPluginMustBeAString) {
+  auto pipeline = load("[sampler]\nplugin = 3\n");
+  ASSERT_FALSE(pipeline);
+  EXPECT_EQ(lines(pipeline.error()),
+            (std::vector<std::string>{
+                "1:1: the pipeline has no [transport] table; it needs one naming a transport "
+                "plugin",
+                "2:10: 'sampler.plugin' must be a string naming a plugin"}));
+}
+
+TEST_F(PipelineValidation, PluginChecksAcrossOptionsPointAtTheOption) {
+  auto pipeline = load("[transport]\nplugin = \"test-transport\"\noutput = \"o\"\nloud = true\n"
+                       "count = 20\n");
+  ASSERT_FALSE(pipeline);
+  EXPECT_EQ(lines(pipeline.error()),
+            (std::vector<std::string>{"5:9: [transport] plugin 'test-transport': count: must be "
+                                      "at most 10 when loud = true"}));
+}
+
+TEST_F(PipelineValidation, OverridesAreValidatedAndNamedInErrors) {
+  auto pipeline = load("[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n",
+                       {"transport.count=7", "transport.ratio=2", "transport.colour=1"});
+  ASSERT_FALSE(pipeline);
+  const auto& items = pipeline.error().items();
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].to_string(),
+            "--set transport.colour=1: error: unknown key 'colour' in [transport]; known keys: "
+            "plugin, output, message, mode, count, ratio, loud, tags, ids");
+  EXPECT_EQ(items[1].to_string(),
+            "--set transport.ratio=2: error: 'transport.ratio': 2 is out of range [0, 1]");
+
+  auto fixed = load("[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n",
+                    {"transport.count=7", "transport.tags=[\"x\", \"y\"]"});
+  ASSERT_TRUE(fixed) << fixed.error().to_string();
+  const ResolvedOptions& options = fixed->find("transport")->options;
+  EXPECT_EQ(std::get<std::int64_t>(options.values.at("count")), 7);
+  EXPECT_EQ(std::get<std::vector<std::string>>(options.values.at("tags")).size(), 2u);
+}
+
+TEST_F(PipelineValidation, AnOverrideCanNameTheTransportOfAnEmptyFile) {
+  auto pipeline = load("", {"transport.plugin=test-transport", "transport.output=o"});
+  ASSERT_TRUE(pipeline) << pipeline.error().to_string();
+}
+
+}  // namespace
+}  // namespace lpx::core

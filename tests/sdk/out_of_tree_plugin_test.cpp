@@ -1,0 +1,95 @@
+// The SDK promise: install the SDK, build sdk/examples/ban-tokens out of tree against the installed
+// SDK only, and an unmodified lpx-pipeline loads, lists and runs it.
+#include <gtest/gtest.h>
+
+#include "plugin_host/plugin_library.hpp"
+#include "support/test_support.hpp"
+
+namespace lpx::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OutOfTreePlugin : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir = new TempDir();
+    const fs::path prefix = *dir / "sdk";
+    const fs::path source = *dir / "src";
+    build = new fs::path(*dir / "build");
+    // A copy outside the source tree, so nothing but the installed SDK can be reached.
+    fs::copy(fs::path(LPX_SOURCE_DIR) / "sdk/examples/ban-tokens", source, fs::copy_options::recursive);
+
+    CommandResult install = run_command({CMAKE_COMMAND_PATH, "--install", LPX_BINARY_DIR, "--prefix",
+                                         prefix.string(), "--component", "sdk"});
+    ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+    ASSERT_TRUE(fs::exists(prefix / "include/lpx/plugin.h"));
+    ASSERT_TRUE(fs::exists(prefix / "lib/cmake/LPX/LPXConfig.cmake"));
+
+    CommandResult configure =
+        run_command({CMAKE_COMMAND_PATH, "-S", source.string(), "-B", build->string(),
+                     "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix.string()},
+                    {}, std::chrono::minutes(5));
+    ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+    CommandResult compile = run_command({CMAKE_COMMAND_PATH, "--build", build->string()}, {},
+                                        std::chrono::minutes(5));
+    ASSERT_EQ(compile.exit_code, 0) << compile.out << compile.err;
+  }
+  static void TearDownTestSuite() {
+    delete build;
+    delete dir;
+  }
+  void SetUp() override { ASSERT_TRUE(fs::exists(*build / "lpx-ban-tokens.so")); }
+
+  static TempDir* dir;
+  static fs::path* build;
+};
+TempDir* OutOfTreePlugin::dir = nullptr;
+fs::path* OutOfTreePlugin::build = nullptr;
+
+TEST_F(OutOfTreePlugin, IsListedByAnUnmodifiedHost) {
+  CommandResult r = run_lpx({"plugins", "--options"}, build->string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ban-tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find((*build / "lpx-ban-tokens.so").string()), std::string::npos);
+  EXPECT_NE(r.out.find("option tokens (a list of integers, required)"), std::string::npos);
+  EXPECT_EQ(r.err.find("refused"), std::string::npos) << r.err;
+}
+
+TEST_F(OutOfTreePlugin, RunsInAPipelineAndItsValidationReachesTheUser) {
+  const fs::path pipeline = *dir / "p.toml";
+  const std::string transport = "[transport]\nplugin = \"test-transport\"\noutput = \"" +
+                                (*dir / "out.txt").string() + "\"\n";
+  const std::string path = build->string() + ":" + LPX_TEST_GOOD_PLUGIN_DIR;
+  write_file(pipeline, "[sampler]\nplugin = \"ban-tokens\"\ntokens = [1, 2]\n" + transport);
+  CommandResult ok = run_lpx({"run", pipeline.string()}, path);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+
+  write_file(pipeline, "[sampler]\nplugin = \"ban-tokens\"\ntokens = []\n" + transport);
+  CommandResult empty = run_lpx({"run", pipeline.string()}, path);
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, pipeline.string() + ":3:10: error: [sampler] plugin 'ban-tokens': tokens: "
+                                           "list at least one token id to ban\n");
+}
+
+TEST_F(OutOfTreePlugin, FiltersCandidatesWhenLoadedByTheHostLibrary) {
+  core::MetricsRegistry metrics;
+  core::HostServices services(metrics);
+  auto plugin = core::PluginLibrary::load(*build / "lpx-ban-tokens.so", services, "ban-tokens");
+  ASSERT_TRUE(plugin) << plugin.error();
+  core::ResolvedOptions options;
+  options.specs = plugin.value()->description().options;
+  options.values["tokens"] = std::vector<std::int64_t>{7, 3};
+  auto instance = plugin.value()->create(options);
+  ASSERT_TRUE(instance) << instance.error();
+  std::vector<lpx_token_candidate> data = {{1, 0.5f, 0}, {3, 2.0f, 0}, {5, 1.0f, 0}, {7, 3.0f, 0}};
+  lpx_candidates candidates{data.data(), data.size(), -1, 0, 0};
+  const auto& api = instance.value()->api<lpx_sampler_api>();
+  ASSERT_EQ(api.apply(instance.value()->raw(), nullptr, &candidates), nullptr);
+  ASSERT_EQ(candidates.size, 2u);
+  EXPECT_EQ(candidates.data[0].id, 1);
+  EXPECT_EQ(candidates.data[1].id, 5);
+}
+
+}  // namespace
+}  // namespace lpx::test
