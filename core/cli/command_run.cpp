@@ -30,7 +30,9 @@ int run_command(const RunArguments& arguments) {
     return kExitRuntimeError;
   }
   signals.start([&runner] { runner.request_stop(); });
-  if (auto ran = runner.run(); !ran) {
+  auto ran = runner.run();
+  signals.stop();  // the watcher may be inside the transport's request_stop: let it return first
+  if (!ran) {
     std::cerr << "error: " << ran.error() << "\n";
     return kExitRuntimeError;
   }

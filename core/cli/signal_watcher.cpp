@@ -44,11 +44,15 @@ void SignalWatcher::start(std::function<void()> on_stop) {
   });
 }
 
-SignalWatcher::~SignalWatcher() {
+void SignalWatcher::stop() {
   if (thread_.joinable()) {
     pthread_kill(thread_.native_handle(), SIGUSR2);
     thread_.join();
   }
+}
+
+SignalWatcher::~SignalWatcher() {
+  stop();
   sigset_t set = watched_signals();
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }

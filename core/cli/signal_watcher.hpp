@@ -18,6 +18,9 @@ class SignalWatcher {
 
   // Starts watching; `on_stop` runs on the watcher thread at the first SIGINT/SIGTERM.
   void start(std::function<void()> on_stop);
+  // Stops watching and waits for a running `on_stop` to return. Call it before destroying what
+  // `on_stop` touches. Idempotent; the destructor calls it too.
+  void stop();
 
  private:
   std::thread thread_;

@@ -30,7 +30,7 @@ const char* type_word(lpx_metric_kind kind) {
 
 }  // namespace
 
-Expected<lpx_metric_id> MetricsRegistry::register_metric(lpx_metric_kind kind,
+Expected<lpx_metric_id> MetricsRegistry::register_metric(std::int32_t kind,
                                                           const std::string& name,
                                                           const std::string& help,
                                                           const std::vector<double>& bounds) {
@@ -57,7 +57,7 @@ Expected<lpx_metric_id> MetricsRegistry::register_metric(lpx_metric_kind kind,
   }
   if (size == kMaxMetrics) return unexpected(std::string("too many metrics"));
   Metric& m = metrics_[size];
-  m.kind = kind;
+  m.kind = static_cast<lpx_metric_kind>(kind);
   m.name = full_name;
   m.help = help;
   if (kind == LPX_METRIC_HISTOGRAM) {

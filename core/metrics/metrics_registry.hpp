@@ -20,7 +20,7 @@ class MetricsRegistry {
  public:
   // The id of the metric `lpx_<name>`; the existing one when registered before with the same
   // kind. Fails on a bad name, a kind conflict, or unsorted histogram bounds.
-  Expected<lpx_metric_id> register_metric(lpx_metric_kind kind, const std::string& name,
+  Expected<lpx_metric_id> register_metric(std::int32_t kind, const std::string& name,
                                           const std::string& help,
                                           const std::vector<double>& bucket_bounds);
   // Counter: add; gauge: set; histogram: observe. Unknown ids are ignored.

@@ -165,7 +165,7 @@ Expected<OptionSpec> option_spec_from_c(const lpx_option_spec& c) {
   if (c.type < LPX_OPTION_STRING || c.type > LPX_OPTION_INT_LIST) {
     return unexpected("option '" + spec.name + "' has unknown type " + std::to_string(c.type));
   }
-  spec.type = c.type;
+  spec.type = static_cast<lpx_option_type>(c.type);
   spec.required = (c.flags & LPX_OPTION_REQUIRED) != 0;
   spec.description = c.description ? c.description : "";
   if ((c.flags & LPX_OPTION_HAS_RANGE) != 0) {

@@ -14,7 +14,7 @@
 namespace lpx::core {
 namespace {
 
-spdlog::level::level_enum to_spdlog(lpx_log_level level) {
+spdlog::level::level_enum to_spdlog(int32_t level) {
   switch (level) {
     case LPX_LOG_TRACE: return spdlog::level::trace;
     case LPX_LOG_DEBUG: return spdlog::level::debug;
@@ -25,7 +25,7 @@ spdlog::level::level_enum to_spdlog(lpx_log_level level) {
   return spdlog::level::err;
 }
 
-void host_log(lpx_host_context* context, lpx_log_level level, const char* message) noexcept {
+void host_log(lpx_host_context* context, int32_t level, const char* message) noexcept {
   try {
     spdlog::log(to_spdlog(level), "{}: {}", context->plugin_name, message ? message : "");
   } catch (...) {
@@ -33,7 +33,7 @@ void host_log(lpx_host_context* context, lpx_log_level level, const char* messag
   }
 }
 
-int32_t host_log_enabled(lpx_host_context*, lpx_log_level level) noexcept {
+int32_t host_log_enabled(lpx_host_context*, int32_t level) noexcept {
   return spdlog::should_log(to_spdlog(level)) ? 1 : 0;
 }
 
@@ -45,7 +45,7 @@ void host_free(lpx_host_context* context, void* pointer) noexcept {
   context->services->deallocate(pointer);
 }
 
-lpx_status* host_metric_register(lpx_host_context* context, lpx_metric_kind kind, const char* name,
+lpx_status* host_metric_register(lpx_host_context* context, int32_t kind, const char* name,
                                  const char* help, const double* bounds, uint32_t bound_count,
                                  lpx_metric_id* out_id) noexcept {
   if (name == nullptr || out_id == nullptr || (bound_count > 0 && bounds == nullptr)) {
@@ -66,8 +66,9 @@ void host_metric_record(lpx_host_context* context, lpx_metric_id id, double valu
   context->services->metrics().record(id, value);
 }
 
-lpx_status* host_status_create(lpx_status_code code, const char* message) noexcept {
-  return make_status(code, message);
+lpx_status* host_status_create(int32_t code, const char* message) noexcept {
+  if (code <= LPX_OK || code > LPX_ERR_RESOURCE_EXHAUSTED) code = LPX_ERR_INTERNAL;
+  return make_status(static_cast<lpx_status_code>(code), message);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -66,6 +68,13 @@ Expected<Api> copy_kind_api(const void* table, size_t minimum_size) {
   return api;
 }
 
+// A plugin in lpx-NAME.so must call itself NAME (when the caller knows NAME).
+Expected<bool> check_name(const std::string& expected, const std::string& actual) {
+  if (expected.empty() || expected == actual) return true;
+  return unexpected("file name promises plugin '" + expected + "' but the plugin calls itself '" +
+                    actual + "'");
+}
+
 Expected<bool> missing(const char* entry) {
   return unexpected(std::string("its function table lacks the required entry '") + entry + "'");
 }
@@ -89,9 +98,39 @@ std::string take_status_message(lpx_status* status) {
   return message;
 }
 
+// Libraries alive in this process, by canonical path: a library is initialised once per process
+// however many registries ask for it (its static state, e.g. the C++ wrapper's host pointer, is
+// per process too).
+struct LiveLibraries {
+  std::mutex mutex;
+  std::map<std::filesystem::path, std::weak_ptr<PluginLibrary>> by_path;
+};
+LiveLibraries& live_libraries() {
+  static LiveLibraries live;
+  return live;
+}
+
 Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::filesystem::path& path,
                                                              HostServices& services,
                                                              const std::string& expected_name) {
+  std::error_code ignored;
+  const std::filesystem::path key = std::filesystem::weakly_canonical(path, ignored);
+  LiveLibraries& live = live_libraries();
+  std::lock_guard lock(live.mutex);
+  if (auto existing = live.by_path[key].lock()) {
+    if (auto named = check_name(expected_name, existing->description_.name); !named) {
+      return unexpected(path.string() + ": " + named.error());
+    }
+    return existing;
+  }
+  auto loaded = load_new(path, services, expected_name);
+  if (loaded) live.by_path[key] = *loaded;
+  return loaded;
+}
+
+Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load_new(const std::filesystem::path& path,
+                                                                 HostServices& services,
+                                                                 const std::string& expected_name) {
   const std::string where = path.string() + ": ";
   std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
   boost::dll::fs::error_code error;
@@ -125,9 +164,8 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::filesyst
                       host_version);
   }
   if (auto ok = plugin->adopt_descriptor(*descriptor); !ok) return unexpected(where + ok.error());
-  if (!expected_name.empty() && plugin->description_.name != expected_name) {
-    return unexpected(where + "file name promises plugin '" + expected_name +
-                      "' but the plugin calls itself '" + plugin->description_.name + "'");
+  if (auto named = check_name(expected_name, plugin->description_.name); !named) {
+    return unexpected(where + named.error());
   }
   plugin->description_.path = path;
   if (auto ok = plugin->adopt_kind_api(); !ok) return unexpected(where + ok.error());
@@ -153,7 +191,7 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
   if (descriptor_.kind < LPX_KIND_MODEL_FORMAT || descriptor_.kind > LPX_KIND_TRANSPORT) {
     return unexpected("unknown plugin kind " + std::to_string(descriptor_.kind));
   }
-  out.kind = descriptor_.kind;
+  out.kind = static_cast<lpx_plugin_kind>(descriptor_.kind);
   out.version = text_or_empty(descriptor_.version);
   out.license = text_or_empty(descriptor_.license);
   out.description = text_or_empty(descriptor_.description);
@@ -199,7 +237,7 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
 
 Expected<bool> PluginLibrary::adopt_kind_api() {
   const void* table = descriptor_.kind_api;
-  switch (descriptor_.kind) {
+  switch (description_.kind) {
     case LPX_KIND_MODEL_FORMAT: {
       auto api = copy_kind_api<lpx_model_format_api>(table, sizeof(lpx_model_format_api));
       if (!api) return unexpected(api.error());

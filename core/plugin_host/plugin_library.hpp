@@ -45,6 +45,7 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
  public:
   // Loads `path`, negotiates the ABI, checks the descriptor and calls init. When `expected_name`
   // is given, the plugin must call itself that. Every failure is a message starting with the path.
+  // A library already alive in this process is returned as is: init runs once per process.
   static Expected<std::shared_ptr<PluginLibrary>> load(const std::filesystem::path& path,
                                                        HostServices& services,
                                                        const std::string& expected_name = {});
@@ -69,6 +70,9 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
  private:
   friend class PluginInstance;  // calls descriptor_.destroy
   PluginLibrary() = default;
+  static Expected<std::shared_ptr<PluginLibrary>> load_new(const std::filesystem::path& path,
+                                                           HostServices& services,
+                                                           const std::string& expected_name);
   Expected<bool> adopt_descriptor(const lpx_plugin_descriptor& plugin_descriptor);
   Expected<bool> adopt_kind_api();
   Expected<bool> initialize(HostServices& services);

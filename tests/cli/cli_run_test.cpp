@@ -36,6 +36,19 @@ TEST_F(CliRun, AnUnknownPluginExitsTwoWithFileLineColumn) {
                          "abi-minor-older, greedy, test-transport\n");
 }
 
+TEST_F(CliRun, APluginWithAnAbiProblemIsAConfigurationErrorAtItsLine) {
+  const std::string bad = pipeline("abi.toml", "[sampler]\nplugin = \"abi-minor-newer\"\n"
+                                               "[transport]\nplugin = \"test-transport\"\n"
+                                               "output = \"o\"\n");
+  CommandResult r = run_lpx({"run", bad}, std::string(LPX_TEST_BROKEN_PLUGIN_DIR) + ":" + plugins);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(bad + ":2:10: error: " + LPX_TEST_BROKEN_PLUGIN_DIR +
+                            "/lpx-abi-minor-newer.so: plugin needs ABI ",
+                        0),
+            0u)
+      << r.err;
+}
+
 TEST_F(CliRun, ListsEveryConfigurationErrorAtOnce) {
   const std::string bad = pipeline("bad.toml", "[sampler]\nplugin = \"greedy\"\ntemperature = 1\n"
                                                "[transport]\nplugin = \"test-transport\"\n"

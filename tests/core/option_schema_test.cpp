@@ -80,7 +80,7 @@ TEST(OptionSchema, ParsesDefaultsAndRejectsBrokenSpecs) {
   ASSERT_FALSE(bad_default);
   EXPECT_NE(bad_default.error().find("invalid default"), std::string::npos);
   EXPECT_FALSE(option_spec_from_c({"Top-K", LPX_OPTION_INT, 0, nullptr, "", 0, 0, nullptr}));
-  EXPECT_FALSE(option_spec_from_c({"x", static_cast<lpx_option_type>(99), 0, nullptr, "", 0, 0, nullptr}));
+  EXPECT_FALSE(option_spec_from_c({"x", 99, 0, nullptr, "", 0, 0, nullptr}));
   EXPECT_FALSE(option_spec_from_c({"x", LPX_OPTION_INT, LPX_OPTION_REQUIRED, "1", "", 0, 0, nullptr}));
   EXPECT_FALSE(option_spec_from_c({"x", LPX_OPTION_INT, LPX_OPTION_HAS_RANGE, nullptr, "", 2, 1, nullptr}));
   EXPECT_FALSE(option_spec_from_c({"x", LPX_OPTION_INT, 0, "1 +", "", 0, 0, nullptr}));

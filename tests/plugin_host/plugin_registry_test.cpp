@@ -39,6 +39,15 @@ TEST_F(PluginRegistryTest, FindsPluginsByFileNameAndIgnoresOtherFiles) {
   EXPECT_EQ(plugin.value().get(), again.value().get()) << "loaded once";
 }
 
+TEST_F(PluginRegistryTest, ALibraryIsInitialisedOncePerProcess) {
+  PluginRegistry first({LPX_TEST_GOOD_PLUGIN_DIR}, services);
+  PluginRegistry second({LPX_TEST_GOOD_PLUGIN_DIR}, services);
+  auto a = first.load("test-transport");
+  auto b = second.load("test-transport");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a.value().get(), b.value().get());
+}
+
 TEST_F(PluginRegistryTest, EarlierDirectoriesWinAndLaterOnesAreShadowed) {
   test::TempDir first, second;
   fs::copy_file(test::good_plugin("test-transport"), first / "lpx-test-transport.so");

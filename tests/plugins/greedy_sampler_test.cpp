@@ -54,6 +54,12 @@ TEST_F(GreedySampler, TakesTheFirstOnTiesAndTrustsSortedInput) {
   EXPECT_EQ(sorted_candidates.selected, 0);
 }
 
+TEST_F(GreedySampler, AnswersCapabilityQueries) {
+  EXPECT_TRUE(instance->library().supports("sampler:selects"));
+  EXPECT_TRUE(instance->library().supports("sampler:deterministic"));
+  EXPECT_FALSE(instance->library().supports("device:cuda"));
+}
+
 TEST_F(GreedySampler, AnEmptyListIsAnErrorNotACrash) {
   lpx_candidates candidates{nullptr, 0, -1, 0, 0};
   lpx_status* status = apply(candidates);

@@ -3,6 +3,9 @@
  * The host hands each loaded plugin its own `lpx_host_api` in `init`. The table and its `context`
  * stay valid until the plugin's `shutdown` returns. Every function is thread-safe unless noted.
  * Read `struct_size` before using an entry added after 1.0 (none yet).
+ *
+ * Enumerations cross the ABI as int32_t (the enum names the values), so an unexpected value from
+ * either side is a checked error, never undefined behaviour.
  */
 #ifndef LPX_HOST_API_H
 #define LPX_HOST_API_H
@@ -45,9 +48,9 @@ typedef struct lpx_host_api {
 
   /* since 1.0 — logging. `message` is UTF-8, borrowed for the call. The host prefixes the
    * plugin's name. Cheap to call below the active level (the host filters first). */
-  void (*log)(lpx_host_context* context, lpx_log_level level, const char* message);
+  void (*log)(lpx_host_context* context, int32_t level /* lpx_log_level */, const char* message);
   /* Whether `level` would be emitted; lets a plugin skip formatting work. */
-  int32_t (*log_enabled)(lpx_host_context* context, lpx_log_level level);
+  int32_t (*log_enabled)(lpx_host_context* context, int32_t level /* lpx_log_level */);
 
   /* since 1.0 — memory. `alignment` is a power of two (0 means alignof(max_align_t)).
    * Returns NULL when out of memory. Free with `free` only. The host accounts these bytes in its
@@ -58,8 +61,8 @@ typedef struct lpx_host_api {
   /* since 1.0 — metrics. `name` must match [a-z_][a-z0-9_]*; the host prefixes "lpx_".
    * `help` is one line. `bucket_bounds` (histograms only, else NULL/0) are ascending upper bounds,
    * copied by the host. Registering an existing name with the same kind returns the same id. */
-  lpx_status* (*metric_register)(lpx_host_context* context, lpx_metric_kind kind, const char* name,
-                                 const char* help, const double* bucket_bounds,
+  lpx_status* (*metric_register)(lpx_host_context* context, int32_t kind /* lpx_metric_kind */,
+                                 const char* name, const char* help, const double* bucket_bounds,
                                  uint32_t bucket_count, lpx_metric_id* out_id);
   /* Counter: add `value` (>= 0). Gauge: set to `value`. Histogram: observe `value`.
    * Allocation-free and lock-free enough for a decode loop. */
@@ -84,7 +87,7 @@ typedef struct lpx_host_api {
 
   /* since 1.0 — a status made by the host, for plugins written in C. `message` is copied.
    * Never returns NULL (falls back to a static out-of-memory status). */
-  lpx_status* (*status_create)(lpx_status_code code, const char* message);
+  lpx_status* (*status_create)(int32_t code /* lpx_status_code */, const char* message);
 } lpx_host_api;
 
 #ifdef __cplusplus

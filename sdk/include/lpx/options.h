@@ -34,7 +34,7 @@ typedef enum lpx_option_type {
  * fields may be appended in later minors. All strings are static (live as long as the library). */
 typedef struct lpx_option_spec {
   const char* name;          /* lowercase key as written in the pipeline file, e.g. "top_k" */
-  lpx_option_type type;
+  int32_t type;              /* an lpx_option_type */
   uint32_t flags;            /* LPX_OPTION_* */
   const char* default_value; /* TOML literal ("0.8", "\"auto\"", "[1, 2]") or NULL for none */
   const char* description;   /* one line, shown by `lpx-pipeline plugins --options` */

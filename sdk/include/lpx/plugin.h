@@ -7,7 +7,8 @@
  *
  * Lifecycle (the host guarantees this order; see docs/plugin-abi.md):
  *   1. dlopen; call lpx_plugin_entry(); check abi_major/abi_minor/struct_size; read the descriptor.
- *   2. init(host, &state)            once per process, before anything else. May fail.
+ *   2. init(host, &state)            once per process (the host never loads a library twice at a
+ *                                    time), before anything else. May fail.
  *   3. validate_options(state, opts) any number of times, for each pipeline section naming the
  *                                    plugin (since 1.1; cheap, allocates nothing heavy).
  *   4. create(state, opts, &inst)    per pipeline section; may allocate heavily.
@@ -58,7 +59,7 @@ typedef struct lpx_plugin_descriptor {
   uint32_t abi_minor;   /* LPX_ABI_MINOR the plugin was compiled against */
   uint32_t struct_size; /* sizeof(lpx_plugin_descriptor) as the plugin compiled it */
 
-  lpx_plugin_kind kind;
+  int32_t kind; /* an lpx_plugin_kind */
   /* Static strings (live as long as the library is loaded). `name` matches [a-z0-9][a-z0-9_-]*,
    * and a plugin in file `lpx-NAME.so` must be called NAME. */
   const char* name;

@@ -18,7 +18,8 @@ namespace lpx {
 // };
 constexpr lpx_option_spec option(const char* name, lpx_option_type type, const char* default_value,
                                  const char* description) {
-  return lpx_option_spec{name, type, 0u, default_value, description, 0.0, 0.0, nullptr};
+  return lpx_option_spec{name, static_cast<std::int32_t>(type), 0u, default_value, description,
+                         0.0, 0.0, nullptr};
 }
 constexpr lpx_option_spec required(lpx_option_spec spec) {
   spec.flags |= LPX_OPTION_REQUIRED;

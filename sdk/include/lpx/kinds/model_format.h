@@ -33,13 +33,13 @@ typedef enum lpx_value_type {
 
 /* A metadata value. Pointers are owned by the model and live until close. */
 typedef struct lpx_metadata_value {
-  lpx_value_type type;
+  int32_t type;        /* an lpx_value_type */
   uint64_t u;          /* UINT, BOOL (0/1) */
   int64_t i;           /* INT */
   double f;            /* FLOAT */
   const char* string;  /* STRING: UTF-8, not necessarily NUL-terminated */
   uint64_t length;     /* STRING: bytes; ARRAY: element count */
-  lpx_value_type element_type; /* ARRAY: type of the elements; read them with metadata_array_at */
+  int32_t element_type; /* ARRAY: lpx_value_type of the elements; see metadata_array_at */
 } lpx_metadata_value;
 
 typedef struct lpx_model_format_api {

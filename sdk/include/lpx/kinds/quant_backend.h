@@ -21,7 +21,7 @@ typedef struct lpx_quant_backend_api {
   uint32_t struct_size; /* sizeof(lpx_quant_backend_api) as the plugin compiled it */
 
   /* since 1.0. Required. 1 when `type` can be the weight of `matmul` on this machine. */
-  int32_t (*supports_type)(lpx_instance* instance, lpx_tensor_type type);
+  int32_t (*supports_type)(lpx_instance* instance, int32_t type /* lpx_tensor_type */);
   /* Required. y[b][r] = sum_c W[r][c] * x[b][c] for b < batch, where W is `weight` with
    * dims[0] = columns and dims[1] = rows; x is batch x columns f32, y is batch x rows f32, both
    * row-major, caller-owned, not aliased. Must not allocate. */

@@ -30,7 +30,7 @@ typedef enum lpx_tensor_type {
  * memory owned by the lpx_model it came from and lives until that model is closed. */
 typedef struct lpx_tensor_view {
   const char* name; /* UTF-8, owned by the model */
-  lpx_tensor_type type;
+  int32_t type; /* an lpx_tensor_type */
   uint32_t n_dims;
   int64_t dims[LPX_TENSOR_MAX_DIMS];
   const void* data;
