@@ -18,6 +18,12 @@ struct PluginsArguments {
 };
 int plugins_command(const PluginsArguments& arguments);
 
+struct InspectArguments {
+  std::string model_path;
+};
+// Validates a model file completely and prints a summary; exit 1 with "error: FILE: ..." if invalid.
+int inspect_command(const InspectArguments& arguments);
+
 // The multi-line text printed by --version.
 std::string version_text();
 

@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   plugins_app->add_flag("--options", plugins.show_options, "Show each plugin's options");
   plugins_app->add_flag("--json", plugins.json, "Machine-readable output");
 
+  cli::InspectArguments inspect;
+  CLI::App* inspect_app =
+      app.add_subcommand("inspect", "Validate a model file completely and summarise it");
+  inspect_app->add_option("model", inspect.model_path, "Model file (GGUF)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -47,5 +52,6 @@ int main(int argc, char** argv) {
   }
   if (*run_app) return cli::run_command(run);
   if (*plugins_app) return cli::plugins_command(plugins);
+  if (*inspect_app) return cli::inspect_command(inspect);
   return cli::kExitUsageError;
 }

@@ -21,6 +21,21 @@ std::vector<std::string> top_level_keys() {
   return keys;
 }
 
+// Moves the slot's own keys out of `options` (resolved together, so that an unknown key is
+// reported once, against the full list of keys).
+ResolvedOptions split_core_options(ResolvedOptions& options, const std::vector<OptionSpec>& core) {
+  ResolvedOptions out;
+  out.specs = core;
+  for (const OptionSpec& spec : core) {
+    if (auto it = options.values.find(spec.name); it != options.values.end()) {
+      out.values.emplace(spec.name, std::move(it->second));
+      options.values.erase(it);
+    }
+    std::erase_if(options.specs, [&](const OptionSpec& s) { return s.name == spec.name; });
+  }
+  return out;
+}
+
 // A plugin's message "top_p: must be ..." points at top_p's line when the table sets it.
 SourceLocation where_plugin_message(const PipelineDocument& document, const toml::table& table,
                                     const std::string& section, const SourceLocation& fallback,
@@ -65,26 +80,41 @@ void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
                                         "] needs a " + kind_name(slot.kind) + " plugin");
     return;
   }
+  std::vector<OptionSpec> specs = description.options;
+  for (const OptionSpec& core_option : slot.core_options) {
+    for (const OptionSpec& own : description.options) {
+      if (own.name == core_option.name) {
+        diagnostics.error(plugin_where, "plugin '" + description.name + "' declares option '" +
+                                            own.name + "', which [" + section + "] reserves");
+        return;
+      }
+    }
+    specs.push_back(core_option);
+  }
   const size_t errors_before = diagnostics.items().size();
-  ResolvedOptions options = resolve_options(document, table, section, description.options,
-                                            {"plugin"}, diagnostics);
+  ResolvedOptions options =
+      resolve_options(document, table, section, specs, {"plugin"}, diagnostics);
+  ResolvedOptions core_options = split_core_options(options, slot.core_options);
   if (diagnostics.items().size() == errors_before) {
     if (auto valid = plugin.value()->validate_options(options); !valid) {
       diagnostics.error(where_plugin_message(document, table, section, plugin_where, valid.error()),
                         "[" + section + "] plugin '" + description.name + "': " + valid.error());
     }
   }
-  pipeline.sections.push_back({section, *plugin, std::move(options)});
+  pipeline.sections.push_back({section, *plugin, std::move(options), std::move(core_options)});
 }
 
 }  // namespace
 
 const std::vector<PipelineSlot>& pipeline_slots() {
   static const std::vector<PipelineSlot> slots = {
-      {"model", LPX_KIND_MODEL_FORMAT, false},
-      {"backend", LPX_KIND_QUANT_BACKEND, false},
-      {"sampler", LPX_KIND_SAMPLER, false},
-      {"transport", LPX_KIND_TRANSPORT, true},
+      {"model",
+       LPX_KIND_MODEL_FORMAT,
+       false,
+       {{"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}}}},
+      {"backend", LPX_KIND_QUANT_BACKEND, false, {}},
+      {"sampler", LPX_KIND_SAMPLER, false, {}},
+      {"transport", LPX_KIND_TRANSPORT, true, {}},
   };
   return slots;
 }

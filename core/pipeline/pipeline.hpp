@@ -3,8 +3,8 @@
 // A pipeline file has a [pipeline] table (name, description) and one table per slot:
 //   [model]     a model_format plugin       [backend]   a quant_backend plugin
 //   [sampler]   a sampler plugin            [transport] a transport plugin (required)
-// Each slot table names its plugin with `plugin = "NAME"`; every other key is an option of that
-// plugin. Validation checks everything and reports every problem before any instance is created.
+// Each slot table names its plugin with `plugin = "NAME"`; a slot may have keys of its own that
+// the core reads ([model].path); every other key is an option of that plugin. Validation checks everything and reports every problem before any instance is created.
 #pragma once
 
 #include <memory>
@@ -22,6 +22,7 @@ struct PipelineSlot {
   const char* name;
   lpx_plugin_kind kind;
   bool required;
+  std::vector<OptionSpec> core_options;  // keys of the slot that the core reads, not the plugin
 };
 
 // The slots in the order their plugins are created (and the reverse of destruction).
@@ -30,7 +31,8 @@ const std::vector<PipelineSlot>& pipeline_slots();
 struct PipelineSection {
   std::string slot;
   std::shared_ptr<PluginLibrary> plugin;
-  ResolvedOptions options;
+  ResolvedOptions options;       // the plugin's
+  ResolvedOptions core_options;  // the slot's own keys (e.g. [model].path)
 };
 
 struct Pipeline {

@@ -74,7 +74,7 @@ plugin = "x"
   const std::vector<std::string> expected = {
       "2:1: unknown key 'nmae' in [pipeline] (did you mean 'name'?); known keys: name, description",
       "5:10: unknown plugin 'greedyy' (did you mean 'greedy'?); known plugins: abi-minor-older, "
-      "greedy, test-transport",
+      "gguf, greedy, test-transport",
       "7:1: [transport] is missing required key 'output' (a string: File to write)",
       "9:9: 'transport.count': expected an integer, found a string",
       "10:9: 'transport.ratio': 1.5 is out of range [0, 1]",
@@ -86,6 +86,26 @@ plugin = "x"
   };
   EXPECT_EQ(lines(pipeline.error()), expected);
   for (const Diagnostic& d : pipeline.error().items()) EXPECT_EQ(d.where.file, path);
+}
+
+TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
+  auto missing = load("[model]\nplugin = \"gguf\"\npth = \"m.gguf\"\n[transport]\nplugin = "
+                      "\"test-transport\"\noutput = \"o\"\n");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(lines(missing.error()),
+            (std::vector<std::string>{
+                "1:1: [model] is missing required key 'path' (a string: Model file to load)",
+                "3:1: unknown key 'pth' in [model] (did you mean 'path'?); known keys: plugin, "
+                "path"}));
+
+  auto ok = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "
+                 "\"test-transport\"\noutput = \"o\"\n");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  const PipelineSection* model = ok->find("model");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(std::get<std::string>(model->core_options.values.at("path")), "m.gguf");
+  EXPECT_TRUE(model->options.values.empty()) << "the plugin does not see the core's keys";
+  EXPECT_TRUE(model->options.specs.empty());
 }
 
 TEST_F(PipelineValidation, APluginOfTheWrongKindIsRefused) {

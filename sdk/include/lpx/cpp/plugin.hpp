@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 
@@ -61,6 +62,27 @@ class Transport : public Instance {
   virtual void run(const lpx_run_context& context) = 0;
   // Thread-safe, non-blocking, idempotent.
   virtual void request_stop() noexcept = 0;
+};
+
+// An opened model file (see lpx/kinds/model_format.h): read-only after open, any thread.
+class Model {
+ public:
+  virtual ~Model() = default;
+  // The metadata value under `key`, or nothing when the file has no such key.
+  virtual std::optional<lpx_metadata_value> find(const char* key) const = 0;
+  // Element `index` of the array under `key`; throws lpx::Error when there is none.
+  virtual lpx_metadata_value array_element(const char* key, std::uint64_t index) const = 0;
+  virtual std::uint64_t tensor_count() const noexcept = 0;
+  // Tensor `index` in file order; throws lpx::Error when out of range.
+  virtual lpx_tensor_view tensor(std::uint64_t index) const = 0;
+};
+
+class ModelFormat : public Instance {
+ public:
+  // 0 (not this format) to 100 (certain), from the first bytes of a file.
+  virtual std::int32_t probe(const std::uint8_t* head, std::size_t length) const noexcept = 0;
+  // Opens and fully validates `path`; throws lpx::Error with the reason.
+  virtual std::unique_ptr<Model> open(const char* path) = 0;
 };
 
 // --- describing a plugin ------------------------------------------------------------------------
@@ -156,13 +178,56 @@ constexpr auto validate_entry_of() {
   }
 }
 
+// Model-format trampolines.
+inline const Model& model_of(const lpx_model* model) noexcept {
+  return *reinterpret_cast<const Model*>(model);
+}
+inline std::int32_t format_probe(lpx_instance* instance, const std::uint8_t* head,
+                                 size_t length) noexcept {
+  return self<ModelFormat>(instance).probe(head, length);
+}
+inline lpx_status* format_open(lpx_instance* instance, const char* path,
+                               lpx_model** out_model) noexcept {
+  return guard([&] {
+    *out_model = reinterpret_cast<lpx_model*>(self<ModelFormat>(instance).open(path).release());
+  });
+}
+inline void format_close(lpx_model* model) noexcept { delete reinterpret_cast<Model*>(model); }
+inline lpx_status* format_metadata_find(const lpx_model* model, const char* key,
+                                        lpx_metadata_value* out_value) noexcept {
+  return guard([&] {
+    auto value = model_of(model).find(key);
+    if (!value) throw Error(LPX_ERR_NOT_FOUND, std::string("no metadata key '") + key + "'");
+    *out_value = *value;
+  });
+}
+inline lpx_status* format_metadata_array_at(const lpx_model* model, const char* key,
+                                            std::uint64_t index,
+                                            lpx_metadata_value* out_value) noexcept {
+  return guard([&] { *out_value = model_of(model).array_element(key, index); });
+}
+inline std::uint64_t format_tensor_count(const lpx_model* model) noexcept {
+  return model_of(model).tensor_count();
+}
+inline lpx_status* format_tensor_at(const lpx_model* model, std::uint64_t index,
+                                    lpx_tensor_view* out_view) noexcept {
+  return guard([&] { *out_view = model_of(model).tensor(index); });
+}
+inline constexpr lpx_model_format_api kModelFormatApi{
+    sizeof(lpx_model_format_api), &format_probe,           &format_open,
+    &format_close,                &format_metadata_find,   &format_metadata_array_at,
+    &format_tensor_count,         &format_tensor_at};
+
 template <class T>
 constexpr lpx_plugin_kind kind_of() {
   if constexpr (std::is_base_of_v<Sampler, T>) {
     return LPX_KIND_SAMPLER;
+  } else if constexpr (std::is_base_of_v<ModelFormat, T>) {
+    return LPX_KIND_MODEL_FORMAT;
   } else {
     static_assert(std::is_base_of_v<Transport, T>,
-                  "an LPX plugin class derives from lpx::Sampler or lpx::Transport");
+                  "an LPX plugin class derives from lpx::Sampler, lpx::ModelFormat or "
+                  "lpx::Transport");
     return LPX_KIND_TRANSPORT;
   }
 }
@@ -171,6 +236,8 @@ template <class T>
 constexpr const void* kind_api_of() {
   if constexpr (kind_of<T>() == LPX_KIND_SAMPLER) {
     return &kSamplerApi;
+  } else if constexpr (kind_of<T>() == LPX_KIND_MODEL_FORMAT) {
+    return &kModelFormatApi;
   } else {
     return &kTransportApi;
   }

@@ -1,0 +1,174 @@
+#include "model/model_file.hpp"
+
+#include <fstream>
+
+namespace lpx::core {
+namespace {
+
+constexpr std::size_t kProbeBytes = 4096;
+
+std::vector<std::uint8_t> read_head(const std::string& path) {
+  std::vector<std::uint8_t> head(kProbeBytes);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
+
+// A model_format instance with default options.
+Expected<std::shared_ptr<PluginInstance>> create_default(PluginLibrary& plugin) {
+  ResolvedOptions options;
+  options.specs = plugin.description().options;
+  for (const OptionSpec& spec : options.specs) {
+    if (spec.required) {
+      return unexpected("plugin '" + plugin.description().name + "' needs option '" + spec.name +
+                        "' and cannot probe files on its own");
+    }
+    if (spec.default_value) options.values.emplace(spec.name, *spec.default_value);
+  }
+  return plugin.create(options);
+}
+
+}  // namespace
+
+const char* metadata_type_name(std::int32_t type) {
+  switch (type) {
+    case LPX_VALUE_UINT: return "uint";
+    case LPX_VALUE_INT: return "int";
+    case LPX_VALUE_FLOAT: return "float";
+    case LPX_VALUE_BOOL: return "bool";
+    case LPX_VALUE_STRING: return "string";
+    case LPX_VALUE_ARRAY: return "array";
+  }
+  return "unknown";
+}
+
+Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
+                                                     PluginRegistry& registry) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return unexpected(path + ": no such file");
+  const std::vector<std::uint8_t> head = read_head(path);
+  std::shared_ptr<PluginInstance> best;
+  std::int32_t best_score = 0;
+  std::vector<std::string> formats;
+  for (const PluginCandidate& candidate : registry.candidates()) {
+    auto plugin = registry.load(candidate.name);
+    if (!plugin || plugin.value()->description().kind != LPX_KIND_MODEL_FORMAT) continue;
+    formats.push_back(candidate.name);
+    auto instance = create_default(**plugin);
+    if (!instance) continue;
+    const auto& api = instance.value()->api<lpx_model_format_api>();
+    const std::int32_t score = api.probe(instance.value()->raw(), head.data(), head.size());
+    if (score > best_score) {
+      best_score = score;
+      best = *instance;
+    }
+  }
+  if (!best) {
+    std::string known;
+    for (const std::string& f : formats) known += (known.empty() ? "" : ", ") + f;
+    return unexpected(path + ": not a model file any format plugin recognises (formats: " +
+                      (known.empty() ? "none installed" : known) + ")");
+  }
+  return open_with(best, path);
+}
+
+Expected<std::unique_ptr<ModelFile>> ModelFile::open_with(std::shared_ptr<PluginInstance> format,
+                                                          const std::string& path) {
+  std::unique_ptr<ModelFile> file(new ModelFile());
+  file->path_ = path;
+  file->format_ = std::move(format);
+  file->api_ = &file->format_->api<lpx_model_format_api>();
+  lpx_model* model = nullptr;
+  if (lpx_status* status = file->api_->open(file->format_->raw(), path.c_str(), &model)) {
+    return unexpected(path + ": " + take_status_message(status));
+  }
+  file->model_ = model;
+  const std::uint64_t count = file->api_->tensor_count(model);
+  file->tensors_.reserve(count);
+  for (std::uint64_t k = 0; k < count; ++k) {
+    lpx_tensor_view view{};
+    if (lpx_status* status = file->api_->tensor_at(model, k, &view)) {
+      return unexpected(path + ": tensor " + std::to_string(k) + ": " + take_status_message(status));
+    }
+    file->tensor_index_.emplace(view.name, file->tensors_.size());
+    file->tensors_.push_back(view);
+  }
+  return file;
+}
+
+ModelFile::~ModelFile() {
+  if (model_ != nullptr) api_->close(model_);
+}
+
+const std::string& ModelFile::format_name() const noexcept {
+  return format_->library().description().name;
+}
+
+std::optional<lpx_metadata_value> ModelFile::find(const std::string& key) const {
+  lpx_metadata_value value{};
+  lpx_status* status = api_->metadata_find(model_, key.c_str(), &value);
+  if (status == nullptr) return value;
+  take_status_message(status);  // absent (or unreadable): both mean "no value" here
+  return std::nullopt;
+}
+
+namespace {
+std::string wrong_type(const std::string& key, const char* wanted, std::int32_t found) {
+  return "metadata '" + key + "' should be " + wanted + ", found " + metadata_type_name(found);
+}
+}  // namespace
+
+Expected<std::string> ModelFile::get_string(const std::string& key) const {
+  auto value = find(key);
+  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (value->type != LPX_VALUE_STRING) return unexpected(wrong_type(key, "a string", value->type));
+  return std::string(value->string, value->length);
+}
+
+Expected<std::uint64_t> ModelFile::get_uint(const std::string& key) const {
+  auto value = find(key);
+  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (value->type == LPX_VALUE_UINT) return value->u;
+  if (value->type == LPX_VALUE_INT && value->i >= 0) return static_cast<std::uint64_t>(value->i);
+  return unexpected(wrong_type(key, "a non-negative integer", value->type));
+}
+
+Expected<double> ModelFile::get_float(const std::string& key) const {
+  auto value = find(key);
+  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (value->type == LPX_VALUE_FLOAT) return value->f;
+  if (value->type == LPX_VALUE_UINT) return static_cast<double>(value->u);
+  if (value->type == LPX_VALUE_INT) return static_cast<double>(value->i);
+  return unexpected(wrong_type(key, "a number", value->type));
+}
+
+Expected<bool> ModelFile::get_bool(const std::string& key) const {
+  auto value = find(key);
+  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (value->type != LPX_VALUE_BOOL) return unexpected(wrong_type(key, "a bool", value->type));
+  return value->u != 0;
+}
+
+Expected<lpx_metadata_value> ModelFile::get_array(const std::string& key) const {
+  auto value = find(key);
+  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (value->type != LPX_VALUE_ARRAY) return unexpected(wrong_type(key, "an array", value->type));
+  return *value;
+}
+
+Expected<lpx_metadata_value> ModelFile::array_element(const std::string& key,
+                                                      std::uint64_t index) const {
+  lpx_metadata_value value{};
+  if (lpx_status* status = api_->metadata_array_at(model_, key.c_str(), index, &value)) {
+    return unexpected(take_status_message(status));
+  }
+  return value;
+}
+
+const lpx_tensor_view* ModelFile::find_tensor(const std::string& name) const {
+  auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+}  // namespace lpx::core
