@@ -4,11 +4,13 @@
 #include <map>
 #include <sstream>
 
+#include "chat_template/chat_template.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "model/model_file.hpp"
 #include "model/model_validation.hpp"
 #include "reference/tensor_types.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace lpx::cli {
 namespace {
@@ -25,7 +27,10 @@ std::string type_name(std::int32_t type) {
   return traits ? traits->name : "?";
 }
 
-void print_summary(const core::ModelFile& file, const core::Hyperparameters& h) {
+std::string id_text(std::optional<std::int32_t> id) { return id ? std::to_string(*id) : "none"; }
+
+void print_summary(const core::ModelFile& file, const core::Hyperparameters& h,
+                   const core::Tokenizer& tokenizer) {
   std::error_code error;
   const auto file_bytes = std::filesystem::file_size(file.path(), error);
   std::map<std::string, std::uint64_t> per_type;
@@ -53,17 +58,20 @@ void print_summary(const core::ModelFile& file, const core::Hyperparameters& h) 
   }
   std::cout << "), " << mebibytes(tensor_bytes) << "\n";
 
-  auto kind = file.get_string("tokenizer.ggml.model");
-  auto tokens = file.get_array("tokenizer.ggml.tokens");
-  std::cout << "tokenizer:      " << (kind ? *kind : std::string("none"));
+  std::cout << "tokenizer:      " << *file.get_string("tokenizer.ggml.model");
   if (auto pre = file.get_string("tokenizer.ggml.pre")) std::cout << ", pre '" << *pre << "'";
-  if (tokens) std::cout << ", " << tokens->length << " tokens";
-  std::cout << "\n";
-  auto chat_template = file.get_string("tokenizer.chat_template");
-  std::cout << "chat template:  "
-            << (chat_template ? "present (" + std::to_string(chat_template->size()) + " bytes)"
-                              : std::string("none"))
+  std::cout << ", " << tokenizer.vocab_size() << " tokens, bos " << id_text(tokenizer.bos())
+            << ", eos " << id_text(tokenizer.eos()) << ", eot " << id_text(tokenizer.eot())
             << "\n";
+  std::cout << "chat template:  ";
+  if (auto text = file.get_string("tokenizer.chat_template")) {
+    auto parsed = core::ChatTemplate::parse(*text);
+    std::cout << "present, " << text->size() << " bytes"
+              << (parsed ? std::string(", supported") : ", NOT supported: " + parsed.error());
+  } else {
+    std::cout << "none (chat needs a template file: [model] chat_template = \"FILE\")";
+  }
+  std::cout << "\n";
 }
 
 }  // namespace
@@ -82,7 +90,17 @@ int inspect_command(const InspectArguments& arguments) {
     std::cerr << "error: " << arguments.model_path << ": " << checked.error() << "\n";
     return kExitRuntimeError;
   }
-  print_summary(**file, *checked);
+  auto vocabulary = core::load_vocabulary(**file);
+  if (!vocabulary) {  // the message starts with the path already
+    std::cerr << "error: " << vocabulary.error() << "\n";
+    return kExitRuntimeError;
+  }
+  auto tokenizer = core::Tokenizer::create(std::move(*vocabulary));
+  if (!tokenizer) {
+    std::cerr << "error: " << arguments.model_path << ": " << tokenizer.error() << "\n";
+    return kExitRuntimeError;
+  }
+  print_summary(**file, *checked, **tokenizer);
   return kExitOk;
 }
 

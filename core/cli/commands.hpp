@@ -24,6 +24,16 @@ struct InspectArguments {
 // Validates a model file completely and prints a summary; exit 1 with "error: FILE: ..." if invalid.
 int inspect_command(const InspectArguments& arguments);
 
+struct TokenizeArguments {
+  std::string model_path;
+  std::string text;  // one of text and file
+  std::string file;
+  bool no_bos = false;
+  bool parse_special = false;
+};
+// Prints the token ids of the text as one JSON array.
+int tokenize_command(const TokenizeArguments& arguments);
+
 // The multi-line text printed by --version.
 std::string version_text();
 

@@ -38,6 +38,17 @@ int main(int argc, char** argv) {
       app.add_subcommand("inspect", "Validate a model file completely and summarise it");
   inspect_app->add_option("model", inspect.model_path, "Model file (GGUF)")->required();
 
+  cli::TokenizeArguments tokenize;
+  CLI::App* tokenize_app =
+      app.add_subcommand("tokenize", "Print the token ids of a text as a JSON array");
+  tokenize_app->add_option("--model", tokenize.model_path, "Model file")->required();
+  auto* text_option = tokenize_app->add_option("--text", tokenize.text, "Text to tokenize");
+  auto* file_option = tokenize_app->add_option("--file", tokenize.file, "File to tokenize");
+  text_option->excludes(file_option);
+  tokenize_app->add_flag("--no-bos", tokenize.no_bos, "Do not add BOS even if the model asks");
+  tokenize_app->add_flag("--parse-special", tokenize.parse_special,
+                         "Turn special-token text like <|im_start|> into those tokens");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,5 +64,12 @@ int main(int argc, char** argv) {
   if (*run_app) return cli::run_command(run);
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
+  if (*tokenize_app) {
+    if (text_option->count() == 0 && file_option->count() == 0) {
+      std::cerr << "error: tokenize needs --text STR or --file PATH\n";
+      return cli::kExitUsageError;
+    }
+    return cli::tokenize_command(tokenize);
+  }
   return cli::kExitUsageError;
 }

@@ -1,6 +1,10 @@
 #include "pipeline/pipeline.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "chat_template/chat_template.hpp"
 
 #include "util/did_you_mean.hpp"
 
@@ -34,6 +38,29 @@ ResolvedOptions split_core_options(ResolvedOptions& options, const std::vector<O
     std::erase_if(options.specs, [&](const OptionSpec& s) { return s.name == spec.name; });
   }
   return out;
+}
+
+// [model] chat_template must name a readable template the engine can render.
+void check_chat_template(const PipelineDocument& document, const Pipeline& pipeline,
+                         Diagnostics& diagnostics) {
+  const PipelineSection* model = pipeline.find("model");
+  if (model == nullptr) return;
+  auto it = model->core_options.values.find("chat_template");
+  if (it == model->core_options.values.end()) return;
+  const std::string& path = std::get<std::string>(it->second);
+  const toml::node* node = document.root().at_path("model.chat_template").node();
+  const SourceLocation where = node ? document.where(*node, "model.chat_template")
+                                    : SourceLocation{document.path(), 1, 1};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diagnostics.error(where, "cannot read chat template file '" + path + "'");
+    return;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (auto parsed = ChatTemplate::parse(text.str()); !parsed) {
+    diagnostics.error(where, path + ": " + parsed.error());
+  }
 }
 
 // A plugin's message "top_p: must be ..." points at top_p's line when the table sets it.
@@ -111,7 +138,9 @@ const std::vector<PipelineSlot>& pipeline_slots() {
       {"model",
        LPX_KIND_MODEL_FORMAT,
        false,
-       {{"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}}}},
+       {{"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}},
+        {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
+         "Jinja file that replaces the model's own chat template", {}, {}}}},
       {"backend", LPX_KIND_QUANT_BACKEND, false, {}},
       {"sampler", LPX_KIND_SAMPLER, false, {}},
       {"transport", LPX_KIND_TRANSPORT, true, {}},
@@ -177,6 +206,7 @@ Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
     }
   }
 
+  check_chat_template(document, pipeline, diagnostics);
   if (!diagnostics.empty()) {
     diagnostics.sort_by_position();
     return unexpected(std::move(diagnostics));

@@ -96,7 +96,7 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
             (std::vector<std::string>{
                 "1:1: [model] is missing required key 'path' (a string: Model file to load)",
                 "3:1: unknown key 'pth' in [model] (did you mean 'path'?); known keys: plugin, "
-                "path"}));
+                "path, chat_template"}));
 
   auto ok = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "
                  "\"test-transport\"\noutput = \"o\"\n");
@@ -106,6 +106,30 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
   EXPECT_EQ(std::get<std::string>(model->core_options.values.at("path")), "m.gguf");
   EXPECT_TRUE(model->options.values.empty()) << "the plugin does not see the core's keys";
   EXPECT_TRUE(model->options.specs.empty());
+}
+
+TEST_F(PipelineValidation, AChatTemplateFileMustExistAndParse) {
+  const std::string head = "[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\nchat_template = \"";
+  const std::string tail = "\"\n[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n";
+  const std::string good = (dir / "good.jinja").string();
+  test::write_file(good, "{% for m in messages %}{{ m.content }}{% endfor %}");
+  auto ok = load(head + good + tail);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(std::get<std::string>(ok->find("model")->core_options.values.at("chat_template")), good);
+
+  auto missing = load(head + (dir / "none.jinja").string() + tail);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(lines(missing.error()),
+            (std::vector<std::string>{"4:17: cannot read chat template file '" +
+                                      (dir / "none.jinja").string() + "'"}));
+
+  const std::string bad = (dir / "bad.jinja").string();
+  test::write_file(bad, "{% for m in messages %}{{ m.content }}");
+  auto broken = load(head + bad + tail);
+  ASSERT_FALSE(broken);
+  ASSERT_EQ(broken.error().items().size(), 1u);
+  EXPECT_EQ(broken.error().items()[0].message.rfind(bad + ": ", 0), 0u)
+      << broken.error().to_string();
 }
 
 TEST_F(PipelineValidation, APluginOfTheWrongKindIsRefused) {
