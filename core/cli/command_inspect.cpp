@@ -7,10 +7,9 @@
 #include "chat_template/chat_template.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
-#include "model/model_file.hpp"
+#include "cli/loaded_model.hpp"
 #include "model/model_validation.hpp"
 #include "reference/tensor_types.hpp"
-#include "tokenizer/tokenizer.hpp"
 
 namespace lpx::cli {
 namespace {
@@ -77,30 +76,17 @@ void print_summary(const core::ModelFile& file, const core::Hyperparameters& h,
 }  // namespace
 
 int inspect_command(const InspectArguments& arguments) {
-  core::MetricsRegistry metrics;
-  core::HostServices services(metrics);
-  core::PluginRegistry registry(core::default_plugin_search_path(), services);
-  auto file = core::ModelFile::open(arguments.model_path, registry);
-  if (!file) {
-    std::cerr << "error: " << file.error() << "\n";
+  auto model = LoadedModel::open(arguments.model_path);
+  if (!model) {
+    std::cerr << "error: " << model.error() << "\n";
     return kExitRuntimeError;
   }
-  auto checked = core::validate_model(**file);
+  auto checked = core::validate_model(model.value()->file());
   if (!checked) {
     std::cerr << "error: " << arguments.model_path << ": " << checked.error() << "\n";
     return kExitRuntimeError;
   }
-  auto vocabulary = core::load_vocabulary(**file);
-  if (!vocabulary) {  // the message starts with the path already
-    std::cerr << "error: " << vocabulary.error() << "\n";
-    return kExitRuntimeError;
-  }
-  auto tokenizer = core::Tokenizer::create(std::move(*vocabulary));
-  if (!tokenizer) {
-    std::cerr << "error: " << arguments.model_path << ": " << tokenizer.error() << "\n";
-    return kExitRuntimeError;
-  }
-  print_summary(**file, *checked, **tokenizer);
+  print_summary(model.value()->file(), *checked, model.value()->tokenizer());
   return kExitOk;
 }
 

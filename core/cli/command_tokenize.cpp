@@ -4,8 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
-#include "model/model_file.hpp"
-#include "tokenizer/tokenizer.hpp"
+#include "cli/loaded_model.hpp"
 
 namespace lpx::cli {
 
@@ -21,28 +20,15 @@ int tokenize_command(const TokenizeArguments& arguments) {
     content << in.rdbuf();
     text = content.str();
   }
-  core::MetricsRegistry metrics;
-  core::HostServices services(metrics);
-  core::PluginRegistry registry(core::default_plugin_search_path(), services);
-  auto file = core::ModelFile::open(arguments.model_path, registry);
-  if (!file) {
-    std::cerr << "error: " << file.error() << "\n";
-    return kExitRuntimeError;
-  }
-  auto vocabulary = core::load_vocabulary(**file);
-  if (!vocabulary) {  // the message starts with the path already
-    std::cerr << "error: " << vocabulary.error() << "\n";
-    return kExitRuntimeError;
-  }
-  auto tokenizer = core::Tokenizer::create(std::move(*vocabulary));
-  if (!tokenizer) {
-    std::cerr << "error: " << arguments.model_path << ": " << tokenizer.error() << "\n";
+  auto model = LoadedModel::open(arguments.model_path);
+  if (!model) {
+    std::cerr << "error: " << model.error() << "\n";
     return kExitRuntimeError;
   }
   core::Tokenizer::EncodeOptions options;
   options.add_bos = !arguments.no_bos;
   options.parse_special = arguments.parse_special;
-  auto ids = tokenizer.value()->encode(text, options);
+  auto ids = model.value()->tokenizer().encode(text, options);
   if (!ids) {
     std::cerr << "error: " << ids.error() << "\n";
     return kExitRuntimeError;

@@ -26,23 +26,15 @@ INSTANTIATE_TEST_SUITE_P(Cases, MalformedGgufFile, ::testing::ValuesIn(malformed
 
 TEST(MalformedGgufCases, AreAtLeastThirty) { EXPECT_GE(malformed_gguf_cases().size(), 30u); }
 
-GgufBuilder valid() {
-  GgufBuilder b;
-  b.string("general.architecture", "llama").u32("llama.block_count", 1);
-  b.tensor("token_embd.weight", kGgmlF32, {8, 4});
-  b.tensor("output.weight", kGgmlQ8_0, {32, 2});
-  return b;
-}
-
 TEST(MalformedGgufCases, TheBaseFileIsValid) {
-  const Bytes bytes = valid().build();
+  const Bytes bytes = malformed_gguf_base().build();
   auto file = gguf::parse_gguf(bytes.data(), bytes.size());
   ASSERT_TRUE(file) << file.error();
 }
 
 TEST(MalformedGgufCases, EveryTruncationOfAValidFileIsRefused) {
   // Cut a valid file at every length: the parser must never read past the cut.
-  const Bytes full = valid().u32("general.alignment", 64).layout_alignment(64).build();
+  const Bytes full = malformed_gguf_base().u32("general.alignment", 64).layout_alignment(64).build();
   ASSERT_TRUE(gguf::parse_gguf(full.data(), full.size()));
   for (std::size_t size = 0; size < full.size(); ++size) {
     Bytes cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(size));

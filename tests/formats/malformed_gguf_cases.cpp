@@ -137,4 +137,6 @@ const std::vector<MalformedGguf> kCases = {
 
 const std::vector<MalformedGguf>& malformed_gguf_cases() { return kCases; }
 
+GgufBuilder malformed_gguf_base() { return valid(); }
+
 }  // namespace lpx::test

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "formats/gguf_builder.hpp"
+
 namespace lpx::test {
 
 struct MalformedGguf {
@@ -14,5 +16,8 @@ struct MalformedGguf {
 };
 
 const std::vector<MalformedGguf>& malformed_gguf_cases();
+
+// The small valid file the cases start from.
+GgufBuilder malformed_gguf_base();
 
 }  // namespace lpx::test
