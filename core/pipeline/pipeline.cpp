@@ -40,6 +40,35 @@ ResolvedOptions split_core_options(ResolvedOptions& options, const std::vector<O
   return out;
 }
 
+bool is_chain_slot(const std::string& name) {
+  for (const PipelineSlot& slot : pipeline_slots()) {
+    if (slot.name == name) return slot.chain;
+  }
+  return false;
+}
+
+// Only the last sampler of a chain may choose the token, and it must: a filter after the choice
+// would be ignored, and a chain that never chooses cannot produce a token.
+void check_sampler_chain(const Pipeline& pipeline, Diagnostics& diagnostics) {
+  std::vector<const PipelineSection*> chain;
+  for (const PipelineSection& section : pipeline.sections) {
+    if (section.slot == "sampler") chain.push_back(&section);
+  }
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const bool selects = chain[i]->plugin->supports("sampler:selects");
+    const std::string& name = chain[i]->plugin->description().name;
+    if (i + 1 < chain.size() && selects) {
+      diagnostics.error(chain[i]->where, "sampler '" + name +
+                                             "' chooses the token, so it must be the last of "
+                                             "the chain; move it to the end");
+    } else if (i + 1 == chain.size() && !selects) {
+      diagnostics.error(chain[i]->where,
+                        "sampler '" + name + "' only filters: end the chain with one that "
+                        "chooses the token (greedy or dist)");
+    }
+  }
+}
+
 // [model] chat_template must name a readable template the engine can render.
 void check_chat_template(const PipelineDocument& document, const Pipeline& pipeline,
                          Diagnostics& diagnostics) {
@@ -128,7 +157,8 @@ void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
                         "[" + section + "] plugin '" + description.name + "': " + valid.error());
     }
   }
-  pipeline.sections.push_back({section, *plugin, std::move(options), std::move(core_options)});
+  pipeline.sections.push_back(
+      {section, *plugin, std::move(options), std::move(core_options), plugin_where});
 }
 
 }  // namespace
@@ -142,7 +172,7 @@ const std::vector<PipelineSlot>& pipeline_slots() {
         {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
          "Jinja file that replaces the model's own chat template", {}, {}}}},
       {"backend", LPX_KIND_QUANT_BACKEND, false, {}},
-      {"sampler", LPX_KIND_SAMPLER, false, {}},
+      {"sampler", LPX_KIND_SAMPLER, false, {}, true},
       {"transport", LPX_KIND_TRANSPORT, true, {}},
   };
   return slots;
@@ -174,7 +204,7 @@ Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
       diagnostics.error(document.where_key(key, name), "unknown table '" + name + "'" +
                                                         did_you_mean(name, known) +
                                                         "; known tables: " + join_or_none(known));
-    } else if (!node.is_table()) {
+    } else if (!node.is_table() && !(node.is_array_of_tables() && is_chain_slot(name))) {
       diagnostics.error(document.where(node, name), "'" + name + "' must be a table ([" + name +
                                                         "]), not a plain value");
     }
@@ -203,8 +233,15 @@ Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
     }
     if (const toml::table* table = node->as_table()) {
       validate_slot(document, slot, *table, registry, pipeline, diagnostics);
+    } else if (const toml::array* chain = node->as_array(); chain && slot.chain) {
+      for (const toml::node& link : *chain) {
+        if (const toml::table* link_table = link.as_table()) {
+          validate_slot(document, slot, *link_table, registry, pipeline, diagnostics);
+        }
+      }
     }
   }
+  check_sampler_chain(pipeline, diagnostics);
 
   check_chat_template(document, pipeline, diagnostics);
   if (!diagnostics.empty()) {

@@ -2,7 +2,9 @@
 //
 // A pipeline file has a [pipeline] table (name, description) and one table per slot:
 //   [model]     a model_format plugin       [backend]   a quant_backend plugin
-//   [sampler]   a sampler plugin            [transport] a transport plugin (required)
+//   [sampler]   a sampler plugin, or a chain of them as [[sampler]] tables applied in order;
+//               the last one chooses the token (greedy, dist), the others only filter
+//   [transport] a transport plugin (required)
 // Each slot table names its plugin with `plugin = "NAME"`; a slot may have keys of its own that
 // the core reads ([model].path); every other key is an option of that plugin. Validation checks everything and reports every problem before any instance is created.
 #pragma once
@@ -23,6 +25,7 @@ struct PipelineSlot {
   lpx_plugin_kind kind;
   bool required;
   std::vector<OptionSpec> core_options;  // keys of the slot that the core reads, not the plugin
+  bool chain = false;  // may be an array of tables ([[sampler]]): plugins applied in order
 };
 
 // The slots in the order their plugins are created (and the reverse of destruction).
@@ -33,6 +36,7 @@ struct PipelineSection {
   std::shared_ptr<PluginLibrary> plugin;
   ResolvedOptions options;       // the plugin's
   ResolvedOptions core_options;  // the slot's own keys (e.g. [model].path)
+  SourceLocation where;          // the `plugin = "..."` line
 };
 
 struct Pipeline {

@@ -33,7 +33,8 @@ TEST_F(CliRun, AnUnknownPluginExitsTwoWithFileLineColumn) {
   CommandResult r = run_lpx({"run", bad}, plugins);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, bad + ":5:10: error: unknown plugin 'no-such-plugin'; known plugins: "
-                         "abi-minor-older, gguf, greedy, test-transport\n");
+                         "abi-minor-older, dist, gguf, greedy, min-p, penalties, temperature, "
+                         "test-transport, top-k, top-p\n");
 }
 
 TEST_F(CliRun, APluginWithAnAbiProblemIsAConfigurationErrorAtItsLine) {

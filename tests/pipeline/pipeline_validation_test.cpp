@@ -74,7 +74,7 @@ plugin = "x"
   const std::vector<std::string> expected = {
       "2:1: unknown key 'nmae' in [pipeline] (did you mean 'name'?); known keys: name, description",
       "5:10: unknown plugin 'greedyy' (did you mean 'greedy'?); known plugins: abi-minor-older, "
-      "gguf, greedy, test-transport",
+      "dist, gguf, greedy, min-p, penalties, temperature, test-transport, top-k, top-p",
       "7:1: [transport] is missing required key 'output' (a string: File to write)",
       "9:9: 'transport.count': expected an integer, found a string",
       "10:9: 'transport.ratio': 1.5 is out of range [0, 1]",
@@ -130,6 +130,35 @@ TEST_F(PipelineValidation, AChatTemplateFileMustExistAndParse) {
   ASSERT_EQ(broken.error().items().size(), 1u);
   EXPECT_EQ(broken.error().items()[0].message.rfind(bad + ": ", 0), 0u)
       << broken.error().to_string();
+}
+
+TEST_F(PipelineValidation, SamplersChainInOrderAndTheLastChooses) {
+  const std::string transport = "[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n";
+  auto chain = load("[[sampler]]\nplugin = \"top-k\"\nk = 3\n[[sampler]]\nplugin = "
+                    "\"temperature\"\n[[sampler]]\nplugin = \"dist\"\n" + transport);
+  ASSERT_TRUE(chain) << chain.error().to_string();
+  std::vector<std::string> names;
+  for (const PipelineSection& s : chain->sections) {
+    if (s.slot == "sampler") names.push_back(s.plugin->description().name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"top-k", "temperature", "dist"}));
+  EXPECT_EQ(std::get<std::int64_t>(chain->sections[0].options.values.at("k")), 3);
+
+  auto misordered = load("[[sampler]]\nplugin = \"greedy\"\n[[sampler]]\nplugin = \"top-k\"\n" +
+                         transport);
+  ASSERT_FALSE(misordered);
+  EXPECT_EQ(lines(misordered.error()),
+            (std::vector<std::string>{
+                "2:10: sampler 'greedy' chooses the token, so it must be the last of the chain; "
+                "move it to the end",
+                "4:10: sampler 'top-k' only filters: end the chain with one that chooses the "
+                "token (greedy or dist)"}));
+
+  auto lone_filter = load("[sampler]\nplugin = \"top-p\"\n" + transport);
+  ASSERT_FALSE(lone_filter);
+  EXPECT_EQ(lines(lone_filter.error()),
+            (std::vector<std::string>{"2:10: sampler 'top-p' only filters: end the chain with one "
+                                      "that chooses the token (greedy or dist)"}));
 }
 
 TEST_F(PipelineValidation, APluginOfTheWrongKindIsRefused) {

@@ -61,11 +61,12 @@ TEST_F(OutOfTreePlugin, RunsInAPipelineAndItsValidationReachesTheUser) {
   const std::string transport = "[transport]\nplugin = \"test-transport\"\noutput = \"" +
                                 (*dir / "out.txt").string() + "\"\n";
   const std::string path = build->string() + ":" + LPX_TEST_GOOD_PLUGIN_DIR;
-  write_file(pipeline, "[sampler]\nplugin = \"ban-tokens\"\ntokens = [1, 2]\n" + transport);
+  const std::string choose = "[[sampler]]\nplugin = \"greedy\"\n";
+  write_file(pipeline, "[[sampler]]\nplugin = \"ban-tokens\"\ntokens = [1, 2]\n" + choose + transport);
   CommandResult ok = run_lpx({"run", pipeline.string()}, path);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 
-  write_file(pipeline, "[sampler]\nplugin = \"ban-tokens\"\ntokens = []\n" + transport);
+  write_file(pipeline, "[[sampler]]\nplugin = \"ban-tokens\"\ntokens = []\n" + choose + transport);
   CommandResult empty = run_lpx({"run", pipeline.string()}, path);
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_EQ(empty.err, pipeline.string() + ":3:10: error: [sampler] plugin 'ban-tokens': tokens: "
