@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "chat_template/chat_template.hpp"
-
 #include "util/did_you_mean.hpp"
 
 namespace lpx::core {
