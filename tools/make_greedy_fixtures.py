@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""Writes the greedy-decoding fixtures (tests/fixtures/greedy/*.json) from llama.cpp, the peer.
+
+LPX's CPU engine must produce token-exact greedy output against llama.cpp. This script asks
+llama.cpp (through the PyPI package llama-cpp-python, which vendors llama.cpp and builds it from
+source) what it generates greedily for a fixed set of prompts, and stores only facts: the prompt
+token ids, the generated ids, and per step the two best logits, their ids and the margin between
+them. No llama.cpp code or text is copied into the repository.
+
+Peer set-up (outside the repository and outside CI; see docs/peers.md for the recorded build):
+
+    mkdir -p /work/peer && cd /work/peer
+    pip download --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d /work/peer
+    python3 -m venv /work/peer/venv
+    CMAKE_BUILD_PARALLEL_LEVEL=2 \
+    CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_COMMIT=0c1e57098 -DCMAKE_BUILD_TYPE=Release" \
+        /work/peer/venv/bin/pip install -v /work/peer/llama_cpp_python-0.3.36.tar.gz
+
+    llama-cpp-python 0.3.36 vendors llama.cpp commit 0c1e57098 (its CHANGELOG says so, and so does
+    the sdist's one-commit-deep git metadata; LLAMA_BUILD_COMMIT pins the string in case a build
+    cannot read that metadata). GGML_NATIVE=ON means -march=native: the fixtures were made on an
+    AVX2+FMA+F16C x86-64 CPU (no AVX-512). LLAVA_BUILD=OFF only skips the multimodal library,
+    which this script does not use.
+
+Run (from the repository root; OMP_WAIT_POLICY=PASSIVE only makes it faster on a busy machine):
+
+    OMP_WAIT_POLICY=PASSIVE /work/peer/venv/bin/python tools/make_greedy_fixtures.py \
+        [--out tests/fixtures/greedy]
+
+How each prompt is run, exactly:
+  * model loaded with llama.cpp's default model parameters (mmap, CPU only);
+  * a fresh context per prompt: n_ctx 512, n_batch 512, n_ubatch 512, one sequence, f16 K and V
+    cache, flash attention DISABLED (see "cross_checks" below for flash attention enabled),
+    n_threads = n_threads_batch = 2;
+  * the prompt is tokenized by llama.cpp (llama_tokenize); BOS is added exactly when the model
+    says so: tokenizer.ggml.add_bos_token when the key is present (the script checks llama.cpp
+    agrees), llama.cpp's default for the tokenizer type when it is absent (Llama-2's SentencePiece
+    vocabulary: add it); special-token text is parsed only for chat-formatted prompts;
+  * the whole prompt is decoded in ONE llama_decode call (one batch, logits of the last position
+    only), then one token per llama_decode call;
+  * the next token is the argmax of the raw logits (ties go to the lowest id, as llama.cpp's greedy
+    sampler does); no temperature, no penalties, no other sampler;
+  * 64 tokens are generated, unless the argmax is an end-of-generation token (llama_vocab_is_eog):
+    then that token is recorded as the last generated id, "eog_at_step" says at which step (0-based)
+    and the prompt stops there.
+
+Every generation is repeated with (a) flash attention enabled, (b) one thread and (c) the prompt
+decoded one token per call instead of in one batch; the fixture records, per prompt, whether those
+runs produced the same ids and, if not, the first step that differs. The fixture itself is always
+the run described above.
+
+Deterministic: re-running with the same peer build on the same kind of CPU rewrites identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import llama_cpp as L
+except ImportError:  # pragma: no cover - the peer is not installed
+    sys.exit("llama_cpp not importable: run this with the peer venv's python (see the docstring)")
+
+PEER_VERSION = "0.3.36"
+LLAMA_CPP_COMMIT = "0c1e57098"  # llama-cpp-python 0.3.36 CHANGELOG: "update llama.cpp to ...@0c1e57098"
+CMAKE_ARGS = "-DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_COMMIT=0c1e57098 -DCMAKE_BUILD_TYPE=Release"
+
+N_GENERATE = 64
+N_CTX = 512
+N_BATCH = 512
+N_THREADS = 2
+
+REPO = Path(__file__).resolve().parent.parent
+
+SMOLLM_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+
+def smollm_chat(question: str) -> str:
+    return (
+        f"<|im_start|>system\n{SMOLLM_SYSTEM}<|im_end|>\n"
+        f"<|im_start|>user\n{question}<|im_end|>\n"
+        f"<|im_start|>assistant\n"
+    )
+
+
+# (name, text, parse_special, kind)
+COMMON_PROMPTS = [
+    ("english_story", "Once upon a time, in a small village at the edge of a great forest, there lived",
+     False, "plain English"),
+    ("english_fact", "The history of the Roman Empire began when", False, "plain English"),
+    ("code_python",
+     "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    if n < 2:\n",
+     False, "code"),
+    ("code_c", "#include <stdio.h>\n\nint main(void) {\n\tint values[] = {3, 1, 4, 1, 5};\n",
+     False, "code (tab indent)"),
+    ("numbers", "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,", False, "number sequence"),
+    ("non_ascii_accents", "Café, naïve, façade — «déjà vu». Olá, mundo! Ünïcödé ñ ß",
+     False, "non-ASCII: accents"),
+    ("non_ascii_cjk_emoji", "東京は日本の首都です。北京是中国的首都。 Emoji: 🚀🌍😀👍🏽 done.",
+     False, "non-ASCII: CJK and emoji"),
+    ("one_word", "Hello", False, "very short (one word)"),
+    ("whitespace", "  Leading spaces,\n\n\nthree newlines,   runs of   spaces and a trailing space ",
+     False, "odd whitespace"),
+]
+
+SMOLLM_PROMPTS = COMMON_PROMPTS + [
+    ("chat_capital_france", smollm_chat("What is the capital of France?"), True, "chat template"),
+    ("chat_capital_germany", smollm_chat("What is the capital of Germany?"), True,
+     "chat template, short answer that ends with an end-of-generation token"),
+    ("chat_photosynthesis", smollm_chat("Explain photosynthesis in detail, step by step."), True,
+     "chat template"),
+    ("chat_python_reverse",
+     smollm_chat("Write a Python function that reverses a string, and explain how it works."), True,
+     "chat template"),
+    ("chat_story", smollm_chat("Write a short story about a robot who learns to paint."), True,
+     "chat template"),
+    ("chat_translate",
+     smollm_chat("Translate 'good morning, my friend' into French, Spanish, German and Japanese."),
+     True, "chat template, non-ASCII answer"),
+]
+
+LLAMA2_PROMPTS = COMMON_PROMPTS + [
+    ("inst_format", "[INST] What is the capital of France? [/INST]", False,
+     "Llama-2 instruction format as plain text"),
+]
+
+MODELS = [
+    {
+        "fixture": "smollm2-135m-instruct-q4_1.json",
+        "path": REPO / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "prompts": SMOLLM_PROMPTS,
+        "note": "SmolLM2-135M-Instruct, Q4_1 (LPX's default model). gpt2 byte-level BPE, pre 'smollm'.",
+    },
+    {
+        "fixture": "llama-2-tiny-random.json",
+        "path": Path("/work/shared/models/llama-2-tiny-random.gguf"),
+        "prompts": LLAMA2_PROMPTS,
+        "note": "tiny random-weight llama with the Llama-2 SentencePiece vocabulary: "
+                "the text is gibberish by design; the ids and logits are what matter.",
+    },
+]
+
+
+# ----------------------------------------------------------------------------- llama.cpp helpers
+
+def meta_str(model, key: str) -> str | None:
+    buf = ctypes.create_string_buffer(4096)
+    n = L.llama_model_meta_val_str(model, key.encode(), buf, len(buf))
+    if n < 0:
+        return None
+    return buf.value.decode("utf-8", errors="replace")
+
+
+def tokenize(vocab, text: str, add_bos: bool, parse_special: bool) -> list[int]:
+    data = text.encode("utf-8")
+    cap = len(data) + 16
+    arr = (L.llama_token * cap)()
+    n = L.llama_tokenize(vocab, data, len(data), arr, cap, add_bos, parse_special)
+    if n < 0:
+        raise RuntimeError(f"llama_tokenize needs {-n} tokens")
+    return list(arr[:n])
+
+
+def detokenize(vocab, ids: list[int]) -> str:
+    arr = (L.llama_token * max(1, len(ids)))(*ids)
+    cap = 64 + 64 * len(ids)
+    buf = ctypes.create_string_buffer(cap)
+    # remove_special=False, unparse_special=False: control tokens render as nothing.
+    n = L.llama_detokenize(vocab, arr, len(ids), buf, cap, False, False)
+    if n < 0:
+        raise RuntimeError("llama_detokenize buffer too small")
+    return buf.raw[:n].decode("utf-8", errors="replace")
+
+
+def f32(x) -> float:
+    """A float32 as the shortest decimal that reads back as the same float32."""
+    return float(str(np.float32(x)))
+
+
+def generate(model, vocab, n_vocab: int, prompt_ids: list[int], flash_attn: bool, n_threads: int,
+             prompt_in_one_batch: bool = True):
+    cparams = L.llama_context_default_params()
+    cparams.n_ctx = N_CTX
+    cparams.n_batch = N_BATCH
+    cparams.n_ubatch = N_BATCH
+    cparams.n_seq_max = 1
+    cparams.n_threads = n_threads
+    cparams.n_threads_batch = n_threads
+    cparams.flash_attn_type = (L.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
+                               else L.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+    cparams.type_k = L.GGML_TYPE_F16
+    cparams.type_v = L.GGML_TYPE_F16
+    cparams.embeddings = False
+    cparams.no_perf = True
+    ctx = L.llama_init_from_model(model, cparams)
+    if not ctx:
+        raise RuntimeError("llama_init_from_model failed")
+    assert len(prompt_ids) <= N_BATCH and len(prompt_ids) + N_GENERATE <= N_CTX
+    try:
+        steps = []
+        batch_ids = list(prompt_ids)
+        if not prompt_in_one_batch:  # cross-check only: all but the last prompt token one by one
+            for t in prompt_ids[:-1]:
+                arr = (L.llama_token * 1)(t)
+                if L.llama_decode(ctx, L.llama_batch_get_one(arr, 1)) != 0:
+                    raise RuntimeError("llama_decode failed")
+            batch_ids = [prompt_ids[-1]]
+        for step in range(N_GENERATE):
+            arr = (L.llama_token * len(batch_ids))(*batch_ids)
+            batch = L.llama_batch_get_one(arr, len(batch_ids))  # logits for the last position only
+            rc = L.llama_decode(ctx, batch)
+            if rc != 0:
+                raise RuntimeError(f"llama_decode returned {rc}")
+            ptr = L.llama_get_logits_ith(ctx, -1)
+            logits = np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float32, copy=True)
+            # best two by (logit descending, id ascending): argmax ties go to the lowest id
+            order = np.lexsort((np.arange(n_vocab), -logits))
+            i1, i2 = int(order[0]), int(order[1])
+            steps.append((i1, i2, logits[i1], logits[i2]))
+            if L.llama_vocab_is_eog(vocab, i1):
+                break
+            batch_ids = [i1]
+        return steps
+    finally:
+        L.llama_free(ctx)
+
+
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+# ----------------------------------------------------------------------------- JSON output
+
+def dumps(obj, indent: int = 0) -> str:
+    """JSON with objects one key per line and lists of scalars on one line (compact, diffable)."""
+    pad, pad1 = "  " * indent, "  " * (indent + 1)
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [f"{pad1}{json.dumps(k)}: {dumps(v, indent + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, list):
+        if all(not isinstance(v, (dict, list)) for v in obj):
+            return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in obj) + "]"
+        return "[\n" + ",\n".join(pad1 + dumps(v, indent + 1) for v in obj) + "\n" + pad + "]"
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def cpu_flags() -> list[str]:
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("flags"):
+                wanted = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                          "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile")
+                have = set(line.split(":", 1)[1].split())
+                return [f for f in wanted if f in have]
+    except OSError:
+        pass
+    return []
+
+
+# ----------------------------------------------------------------------------- main
+
+def make_fixture(spec: dict) -> dict:
+    path: Path = spec["path"]
+    mparams = L.llama_model_default_params()
+    mparams.n_gpu_layers = 0
+    model = L.llama_model_load_from_file(str(path).encode(), mparams)
+    if not model:
+        raise RuntimeError(f"cannot load {path}")
+    try:
+        vocab = L.llama_model_get_vocab(model)
+        n_vocab = L.llama_vocab_n_tokens(vocab)
+        add_bos = bool(L.llama_vocab_get_add_bos(vocab))
+        add_eos = bool(L.llama_vocab_get_add_eos(vocab))
+        meta_add_bos = meta_str(model, "tokenizer.ggml.add_bos_token")
+        if meta_add_bos is not None and (meta_add_bos == "true") != add_bos:
+            raise RuntimeError(f"metadata add_bos_token={meta_add_bos} but llama.cpp says {add_bos}")
+        if add_eos:
+            raise RuntimeError("model asks for EOS to be appended; the fixtures assume it does not")
+        eog_ids = [t for t in range(n_vocab) if L.llama_vocab_is_eog(vocab, t)]
+        desc = ctypes.create_string_buffer(256)
+        L.llama_model_desc(model, desc, len(desc))
+
+        prompts = []
+        for name, text, parse_special, kind in spec["prompts"]:
+            ids = tokenize(vocab, text, add_bos, parse_special)
+            steps = generate(model, vocab, n_vocab, ids, flash_attn=False, n_threads=N_THREADS)
+            gen = [s[0] for s in steps]
+            cross = {}
+            for label, fa, nt, one_batch in (("flash_attn_enabled", True, N_THREADS, True),
+                                             ("one_thread", False, 1, True),
+                                             ("prompt_token_by_token", False, N_THREADS, False)):
+                other = [s[0] for s in generate(model, vocab, n_vocab, ids, fa, nt, one_batch)]
+                diff = first_difference(gen, other)
+                cross[label] = {"same_ids": diff is None}
+                if diff is not None:
+                    cross[label]["first_differing_step"] = diff
+            margins = [f32(np.float32(a) - np.float32(b)) for _, _, a, b in steps]
+            entry = {
+                "name": name,
+                "kind": kind,
+                "prompt": text,
+                "parse_special": parse_special,
+                "add_bos": add_bos,
+                "prompt_ids": ids,
+                "n_generated": len(gen),
+                "eog_at_step": (len(gen) - 1) if gen and gen[-1] in eog_ids else None,
+                "generated_ids": gen,
+                "top1_id": gen,
+                "top2_id": [s[1] for s in steps],
+                "top1_logit": [f32(s[2]) for s in steps],
+                "top2_logit": [f32(s[3]) for s in steps],
+                "margin": margins,
+                "min_margin": min(margins),
+                "min_margin_step": int(np.argmin(margins)),
+                "text": detokenize(vocab, gen),
+                "cross_checks": cross,
+            }
+            prompts.append(entry)
+            print(f"  {name}: {len(ids)} prompt ids, {len(gen)} generated, "
+                  f"min margin {entry['min_margin']:.4g} at step {entry['min_margin_step']}, "
+                  f"cross {cross}", file=sys.stderr)
+
+        return {
+            "description": "Greedy decoding by llama.cpp (the peer) for LPX's token-exact tests. "
+                           "Made by tools/make_greedy_fixtures.py; see docs/peers.md.",
+            "model": {
+                "file": path.name,
+                "sha256": sha256(path),
+                "size_bytes": path.stat().st_size,
+                "note": spec["note"],
+                "llama_cpp_desc": desc.value.decode(),
+                "n_vocab": n_vocab,
+                "bos_id": L.llama_vocab_bos(vocab),
+                "eos_id": L.llama_vocab_eos(vocab),
+                "eog_ids": eog_ids,
+                "metadata_add_bos_token": meta_add_bos,
+                "add_bos": add_bos,
+                "add_bos_source": ("tokenizer.ggml.add_bos_token" if meta_add_bos is not None else
+                                   "key absent: llama.cpp's default for tokenizer model "
+                                   f"'{meta_str(model, 'tokenizer.ggml.model')}'"),
+                "tokenizer_model": meta_str(model, "tokenizer.ggml.model"),
+                "tokenizer_pre": meta_str(model, "tokenizer.ggml.pre"),
+            },
+            "peer": {
+                "tool": "llama-cpp-python (PyPI sdist, built from source; vendors llama.cpp)",
+                "llama_cpp_python_version": L.__version__,
+                "llama_cpp_commit": LLAMA_CPP_COMMIT,
+                "cmake_args": CMAKE_ARGS,
+                "system_info": L.llama_print_system_info().decode().strip(),
+                "cpu": cpu_model(),
+                "cpu_flags": cpu_flags(),
+            },
+            "settings": {
+                "n_ctx": N_CTX,
+                "n_batch": N_BATCH,
+                "n_ubatch": N_BATCH,
+                "n_seq_max": 1,
+                "n_threads": N_THREADS,
+                "n_threads_batch": N_THREADS,
+                "flash_attn": "disabled",
+                "type_k": "f16",
+                "type_v": "f16",
+                "n_generate": N_GENERATE,
+                "sampling": "argmax of raw logits, ties to the lowest id",
+                "prompt_eval": "whole prompt in one llama_decode (one batch), then one token per call",
+                "stop": "after n_generate tokens, or at the first end-of-generation token "
+                        "(recorded as the last generated id; eog_at_step is its 0-based step)",
+                "text": "llama_detokenize(generated_ids, remove_special=false, unparse_special=false)",
+                "logits": "float32 values written as the shortest decimal that reads back as the "
+                          "same float32; margin = top1_logit - top2_logit in float32",
+                "cross_checks": "each prompt re-run (a) with flash attention enabled, (b) with one "
+                                "thread, (c) with the prompt decoded one token per call instead "
+                                "of one batch; same_ids tells whether the generated ids matched "
+                                "the fixture's, first_differing_step where they did not",
+            },
+            "prompts": prompts,
+        }
+    finally:
+        L.llama_model_free(model)
+
+
+_QUIET_LOG = None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "greedy")
+    args = parser.parse_args()
+    if L.__version__ != PEER_VERSION:
+        print(f"warning: llama-cpp-python {L.__version__}, fixtures were made with {PEER_VERSION}",
+              file=sys.stderr)
+    L.llama_backend_init()
+    global _QUIET_LOG  # keep the callback alive as long as llama.cpp may call it
+    _QUIET_LOG = L.llama_log_callback(lambda level, text, user: None)
+    L.llama_log_set(_QUIET_LOG, ctypes.c_void_p(0))
+    args.out.mkdir(parents=True, exist_ok=True)
+    for spec in MODELS:
+        print(f"{spec['path']}", file=sys.stderr)
+        fixture = make_fixture(spec)
+        out = args.out / spec["fixture"]
+        out.write_text(dumps(fixture) + "\n", encoding="utf-8")
+        print(f"wrote {out} ({out.stat().st_size} bytes)", file=sys.stderr)
+    L.llama_backend_free()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
