@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.hpp"
+#include "util/did_you_mean.hpp"
 
 namespace lpx::core {
 namespace {
@@ -73,8 +74,8 @@ plugin = "x"
   ASSERT_FALSE(pipeline);
   const std::vector<std::string> expected = {
       "2:1: unknown key 'nmae' in [pipeline] (did you mean 'name'?); known keys: name, description",
-      "5:10: unknown plugin 'greedyy' (did you mean 'greedy'?); known plugins: abi-minor-older, "
-      "dist, gguf, greedy, min-p, penalties, temperature, test-transport, top-k, top-p",
+      "5:10: unknown plugin 'greedyy' (did you mean 'greedy'?); known plugins: " +
+          join_or_none(registry.names()),
       "7:1: [transport] is missing required key 'output' (a string: File to write)",
       "9:9: 'transport.count': expected an integer, found a string",
       "10:9: 'transport.ratio': 1.5 is out of range [0, 1]",

@@ -85,6 +85,16 @@ class ModelFormat : public Instance {
   virtual std::unique_ptr<Model> open(const char* path) = 0;
 };
 
+// Tensor kernels of one device (see lpx/kinds/quant_backend.h). One engine thread at a time.
+class QuantBackend : public Instance {
+ public:
+  virtual bool supports_type(std::int32_t type) const noexcept = 0;
+  // y[b][r] = sum_c W[r][c] * x[b][c]; must not allocate once warmed up.
+  virtual void matmul(const lpx_tensor_view& weight, const float* x, float* y,
+                      std::size_t batch) = 0;
+  virtual void dequantize_row(const lpx_tensor_view& weight, std::int64_t row, float* out) = 0;
+};
+
 // --- describing a plugin ------------------------------------------------------------------------
 
 struct PluginInfo {
@@ -218,16 +228,34 @@ inline constexpr lpx_model_format_api kModelFormatApi{
     &format_close,                &format_metadata_find,   &format_metadata_array_at,
     &format_tensor_count,         &format_tensor_at};
 
+// Quantization-backend trampolines.
+inline std::int32_t backend_supports_type(lpx_instance* instance, std::int32_t type) noexcept {
+  return self<QuantBackend>(instance).supports_type(type) ? 1 : 0;
+}
+inline lpx_status* backend_matmul(lpx_instance* instance, const lpx_tensor_view* weight,
+                                  const float* x, float* y, size_t batch) noexcept {
+  return guard([&] { self<QuantBackend>(instance).matmul(*weight, x, y, batch); });
+}
+inline lpx_status* backend_dequantize_row(lpx_instance* instance, const lpx_tensor_view* weight,
+                                          std::int64_t row, float* out) noexcept {
+  return guard([&] { self<QuantBackend>(instance).dequantize_row(*weight, row, out); });
+}
+inline constexpr lpx_quant_backend_api kQuantBackendApi{
+    sizeof(lpx_quant_backend_api), &backend_supports_type, &backend_matmul,
+    &backend_dequantize_row};
+
 template <class T>
 constexpr lpx_plugin_kind kind_of() {
   if constexpr (std::is_base_of_v<Sampler, T>) {
     return LPX_KIND_SAMPLER;
   } else if constexpr (std::is_base_of_v<ModelFormat, T>) {
     return LPX_KIND_MODEL_FORMAT;
+  } else if constexpr (std::is_base_of_v<QuantBackend, T>) {
+    return LPX_KIND_QUANT_BACKEND;
   } else {
     static_assert(std::is_base_of_v<Transport, T>,
-                  "an LPX plugin class derives from lpx::Sampler, lpx::ModelFormat or "
-                  "lpx::Transport");
+                  "an LPX plugin class derives from lpx::Sampler, lpx::ModelFormat, "
+                  "lpx::QuantBackend or lpx::Transport");
     return LPX_KIND_TRANSPORT;
   }
 }
@@ -238,6 +266,8 @@ constexpr const void* kind_api_of() {
     return &kSamplerApi;
   } else if constexpr (kind_of<T>() == LPX_KIND_MODEL_FORMAT) {
     return &kModelFormatApi;
+  } else if constexpr (kind_of<T>() == LPX_KIND_QUANT_BACKEND) {
+    return &kQuantBackendApi;
   } else {
     return &kTransportApi;
   }
