@@ -1,6 +1,7 @@
 // penalties: repetition, frequency and presence penalties over the last N generated tokens.
 // A repeated token's logit is divided by `repeat` when positive and multiplied when negative, then
 // lowered by count * frequency + presence.
+#include <algorithm>
 #include <vector>
 
 #include <lpx/cpp/plugin.hpp>
@@ -10,21 +11,31 @@ namespace {
 // The last N tokens of one sequence and how often each occurs among them.
 class History final : public lpx::SamplerState {
  public:
-  explicit History(std::size_t window) : ring_(window) { counts_.reserve(1 << 16); }
+  explicit History(std::size_t window) : ring_(window) {}
 
-  void push(std::int32_t token) {
+  // Makes room to count ids below `n`, then recounts the window (tokens pushed before the room
+  // existed are counted now). Called from apply, which may fail, so that push never allocates.
+  // Invariant: counts_[t] is how often t (< counts_.size()) occurs in the window.
+  void cover_ids(std::size_t n) {
+    if (counts_.size() >= n) return;
+    counts_.assign(n, 0);
+    for (std::size_t k = 0; k < filled_; ++k) {
+      const auto t = static_cast<std::size_t>(ring_[k]);
+      if (t < counts_.size()) ++counts_[t];
+    }
+  }
+
+  void push(std::int32_t token) noexcept {
     if (ring_.empty() || token < 0) return;
     if (filled_ == ring_.size()) {
-      --counts_[static_cast<std::size_t>(ring_[next_])];
+      const auto oldest = static_cast<std::size_t>(ring_[next_]);
+      if (oldest < counts_.size()) --counts_[oldest];
     } else {
       ++filled_;
     }
     ring_[next_] = token;
     next_ = (next_ + 1) % ring_.size();
-    if (static_cast<std::size_t>(token) >= counts_.size()) {
-      counts_.resize(static_cast<std::size_t>(token) + 1, 0);  // grows only on a new highest id
-    }
-    ++counts_[static_cast<std::size_t>(token)];
+    if (static_cast<std::size_t>(token) < counts_.size()) ++counts_[static_cast<std::size_t>(token)];
   }
   std::uint32_t count(std::int32_t token) const noexcept {
     const auto t = static_cast<std::size_t>(token);
@@ -55,7 +66,10 @@ class Penalties final : public lpx::Sampler {
 
   void apply(lpx::SamplerState* state, lpx_candidates& c) override {
     if (state == nullptr) throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "penalties need a sequence state");
-    const auto& history = static_cast<const History&>(*state);
+    auto& history = static_cast<History&>(*state);
+    std::int32_t max_id = -1;
+    for (std::size_t i = 0; i < c.size; ++i) max_id = std::max(max_id, c.data[i].id);
+    history.cover_ids(static_cast<std::size_t>(max_id + 1));  // allocates on the first step only
     for (std::size_t i = 0; i < c.size; ++i) {
       const std::uint32_t n = history.count(c.data[i].id);
       if (n == 0) continue;

@@ -136,6 +136,23 @@ TEST_F(Samplers, PenaltiesFollowTheHistoryWindow) {
   EXPECT_FLOAT_EQ(out[9].logit, 3.0f) << "slid out of the window";
 }
 
+TEST_F(Samplers, PenaltiesCountTokensAcceptedBeforeTheFirstStepAndAcrossGrowth) {
+  Sampler penalties(services, "penalties", {{"last_n", std::int64_t{2}}, {"presence", 1.0}});
+  penalties.accept(3);  // e.g. the prompt, before any candidates were seen
+  Candidates out = penalties.apply(from_logits({0, 0, 0, 0, 0}));
+  EXPECT_FLOAT_EQ(out[3].logit, -1.0f);
+  penalties.accept(8);  // beyond the ids seen so far; slides 3 out of the window later
+  penalties.accept(1);
+  out = penalties.apply(from_logits({0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_FLOAT_EQ(out[3].logit, 0.0f) << "3 left the window";
+  EXPECT_FLOAT_EQ(out[8].logit, -1.0f);
+  EXPECT_FLOAT_EQ(out[1].logit, -1.0f);
+  penalties.accept(2);  // 8 slides out: its count must drop, not wrap around
+  out = penalties.apply(from_logits({0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_FLOAT_EQ(out[8].logit, 0.0f);
+  EXPECT_FLOAT_EQ(out[2].logit, -1.0f);
+}
+
 TEST_F(Samplers, DistIsSeededAndProportional) {
   const Candidates c = from_probabilities({0.7, 0.2, 0.1});
   auto draws = [&](std::uint64_t seed, int n) {
