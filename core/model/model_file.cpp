@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include <spdlog/spdlog.h>
+
 namespace lpx::core {
 namespace {
 
@@ -109,7 +111,9 @@ std::optional<lpx_metadata_value> ModelFile::find(const std::string& key) const 
   lpx_metadata_value value{};
   lpx_status* status = api_->metadata_find(model_, key.c_str(), &value);
   if (status == nullptr) return value;
-  take_status_message(status);  // absent (or unreadable): both mean "no value" here
+  const bool absent = status->code == LPX_ERR_NOT_FOUND;
+  const std::string message = take_status_message(status);
+  if (!absent) spdlog::warn("{}: metadata '{}' cannot be read: {}", path_, key, message);
   return std::nullopt;
 }
 
