@@ -7,10 +7,26 @@
 #include <string_view>
 
 #include <boost/json.hpp>
+#include <gtest/gtest.h>
 
 #include "chat_template/chat_template.hpp"
 
 namespace lpx::test {
+
+// One template rendered with sample_context(), and what jinja2 printed for it.
+struct RenderCase {
+  const char* name;
+  const char* source;
+  const char* expected;
+};
+
+// Shown by GoogleTest for a failing case (instead of the struct's bytes).
+inline void PrintTo(const RenderCase& test_case, std::ostream* out) { *out << test_case.name; }
+
+// Names each parameterised case after RenderCase::name.
+inline std::string render_case_name(const ::testing::TestParamInfo<RenderCase>& info) {
+  return info.param.name;
+}
 
 // The local time the golden files were made with (tools/make_chat_template_goldens.py).
 inline std::chrono::local_seconds golden_fixed_time() {

@@ -8,13 +8,8 @@
 namespace lpx::test {
 namespace {
 
-struct Case {
-  const char* name;
-  const char* source;
-  const char* expected;
-};
+using Case = RenderCase;
 
-void PrintTo(const Case& test_case, std::ostream* out) { *out << test_case.name; }
 
 const Case kLiteralCases[] = {
     {"IntegerAndFloatPrinting",
@@ -197,20 +192,18 @@ TEST_P(ChatTemplateExpression, MatchesJinja2) {
       << GetParam().source;
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& test) { return test.param.name; }
-
 INSTANTIATE_TEST_SUITE_P(Literals, ChatTemplateExpression, ::testing::ValuesIn(kLiteralCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Arithmetic, ChatTemplateExpression, ::testing::ValuesIn(kArithmeticCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Comparisons, ChatTemplateExpression, ::testing::ValuesIn(kComparisonCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Access, ChatTemplateExpression, ::testing::ValuesIn(kAccessCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Methods, ChatTemplateExpression, ::testing::ValuesIn(kMethodCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Undefined, ChatTemplateExpression, ::testing::ValuesIn(kUndefinedCases),
-                         case_name);
+                         render_case_name);
 
 }  // namespace
 }  // namespace lpx::test

@@ -8,13 +8,8 @@
 namespace lpx::test {
 namespace {
 
-struct Case {
-  const char* name;
-  const char* source;
-  const char* expected;
-};
+using Case = RenderCase;
 
-void PrintTo(const Case& test_case, std::ostream* out) { *out << test_case.name; }
 
 const Case kTextFilterCases[] = {
     {"Trim",
@@ -180,13 +175,11 @@ TEST_P(ChatTemplateFilter, MatchesJinja2) {
       << GetParam().source;
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& test) { return test.param.name; }
-
 INSTANTIATE_TEST_SUITE_P(Text, ChatTemplateFilter, ::testing::ValuesIn(kTextFilterCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Sequences, ChatTemplateFilter, ::testing::ValuesIn(kSequenceFilterCases),
-                         case_name);
-INSTANTIATE_TEST_SUITE_P(Tests, ChatTemplateFilter, ::testing::ValuesIn(kTestCases), case_name);
+                         render_case_name);
+INSTANTIATE_TEST_SUITE_P(Tests, ChatTemplateFilter, ::testing::ValuesIn(kTestCases), render_case_name);
 
 }  // namespace
 }  // namespace lpx::test

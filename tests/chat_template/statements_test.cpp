@@ -8,13 +8,8 @@
 namespace lpx::test {
 namespace {
 
-struct Case {
-  const char* name;
-  const char* source;
-  const char* expected;
-};
+using Case = RenderCase;
 
-void PrintTo(const Case& test_case, std::ostream* out) { *out << test_case.name; }
 
 const Case kWhitespaceCases[] = {
     {"TrimBlocksEatsOneNewline",
@@ -176,17 +171,15 @@ TEST_P(ChatTemplateStatement, MatchesJinja2) {
       << GetParam().source;
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& test) { return test.param.name; }
-
 INSTANTIATE_TEST_SUITE_P(Whitespace, ChatTemplateStatement, ::testing::ValuesIn(kWhitespaceCases),
-                         case_name);
-INSTANTIATE_TEST_SUITE_P(Loops, ChatTemplateStatement, ::testing::ValuesIn(kLoopCases), case_name);
+                         render_case_name);
+INSTANTIATE_TEST_SUITE_P(Loops, ChatTemplateStatement, ::testing::ValuesIn(kLoopCases), render_case_name);
 INSTANTIATE_TEST_SUITE_P(Scopes, ChatTemplateStatement, ::testing::ValuesIn(kScopeCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Macros, ChatTemplateStatement, ::testing::ValuesIn(kMacroCases),
-                         case_name);
+                         render_case_name);
 INSTANTIATE_TEST_SUITE_P(Globals, ChatTemplateStatement, ::testing::ValuesIn(kGlobalCases),
-                         case_name);
+                         render_case_name);
 
 }  // namespace
 }  // namespace lpx::test
