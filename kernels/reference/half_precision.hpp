@@ -33,6 +33,35 @@ constexpr float f16_to_f32(std::uint16_t bits) noexcept {
   return std::bit_cast<float>(sign | (f32_exponent << 23) | ((mantissa & 0x3FFu) << 13));
 }
 
+// f32 to IEEE binary16, rounding to nearest, ties to even (what F16C's vcvtps2ph does with
+// rounding mode 0): overflow gives infinity, tiny values become subnormals or zero, a NaN stays
+// a (quiet) NaN with its sign.
+constexpr std::uint16_t f32_to_f16(float value) noexcept {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const std::uint32_t magnitude = x & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) {  // NaN: keep the top payload bits, force quiet
+    return static_cast<std::uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu));
+  }
+  if (magnitude >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds to inf
+  if (magnitude < 0x38800000u) {  // below the smallest normal f16: a subnormal or zero
+    if (magnitude < 0x33000000u) return sign;  // below half the smallest subnormal: +-0
+    const std::uint32_t exponent = magnitude >> 23;
+    const std::uint32_t mantissa = (magnitude & 0x7FFFFFu) | 0x800000u;
+    const std::uint32_t shift = 126u - exponent;  // 14 + (113 - exponent) - 1, in [14, 24]
+    std::uint32_t half = mantissa >> shift;
+    const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
+    const std::uint32_t halfway = 1u << (shift - 1u);
+    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
+    return static_cast<std::uint16_t>(sign | half);
+  }
+  // Normal: rebias the exponent and round the 13 dropped mantissa bits to nearest even; a carry
+  // out of the mantissa correctly bumps the exponent.
+  const std::uint32_t rebased = magnitude - ((127u - 15u) << 23);
+  const std::uint32_t rounded = rebased + 0x0FFFu + ((rebased >> 13) & 1u);
+  return static_cast<std::uint16_t>(sign | (rounded >> 13));
+}
+
 // bfloat16 is the upper half of an f32.
 constexpr float bf16_to_f32(std::uint16_t bits) noexcept {
   return std::bit_cast<float>(std::uint32_t{bits} << 16);

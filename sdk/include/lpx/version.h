@@ -18,6 +18,6 @@
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 1
-#define LPX_ABI_MINOR 1
+#define LPX_ABI_MINOR 2
 
 #endif

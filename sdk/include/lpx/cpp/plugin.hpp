@@ -93,6 +93,14 @@ class QuantBackend : public Instance {
   virtual void matmul(const lpx_tensor_view& weight, const float* x, float* y,
                       std::size_t batch) = 0;
   virtual void dequantize_row(const lpx_tensor_view& weight, std::int64_t row, float* out) = 0;
+  // Since ABI 1.2: the rest of a decode step. See lpx/kinds/quant_backend.h for the contracts.
+  virtual void reserve(const lpx_backend_limits& limits) = 0;
+  virtual void rms_norm(const float* x, const float* weight, float* out, std::size_t rows,
+                        std::size_t n, float eps) = 0;
+  virtual void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
+                    const std::int32_t* positions, const lpx_rope_params& params) = 0;
+  virtual void swiglu(const float* gate, const float* up, float* out, std::size_t n) = 0;
+  virtual void attention(const lpx_attention_args& args) = 0;
 };
 
 // --- describing a plugin ------------------------------------------------------------------------
@@ -240,9 +248,32 @@ inline lpx_status* backend_dequantize_row(lpx_instance* instance, const lpx_tens
                                           std::int64_t row, float* out) noexcept {
   return guard([&] { self<QuantBackend>(instance).dequantize_row(*weight, row, out); });
 }
+inline lpx_status* backend_reserve(lpx_instance* instance,
+                                   const lpx_backend_limits* limits) noexcept {
+  return guard([&] { self<QuantBackend>(instance).reserve(*limits); });
+}
+inline lpx_status* backend_rms_norm(lpx_instance* instance, const float* x, const float* weight,
+                                    float* out, size_t rows, size_t n, float eps) noexcept {
+  return guard([&] { self<QuantBackend>(instance).rms_norm(x, weight, out, rows, n, eps); });
+}
+inline lpx_status* backend_rope(lpx_instance* instance, float* x, size_t rows, size_t heads,
+                                size_t head_dim, const std::int32_t* positions,
+                                const lpx_rope_params* params) noexcept {
+  return guard(
+      [&] { self<QuantBackend>(instance).rope(x, rows, heads, head_dim, positions, *params); });
+}
+inline lpx_status* backend_swiglu(lpx_instance* instance, const float* gate, const float* up,
+                                  float* out, size_t n) noexcept {
+  return guard([&] { self<QuantBackend>(instance).swiglu(gate, up, out, n); });
+}
+inline lpx_status* backend_attention(lpx_instance* instance,
+                                     const lpx_attention_args* args) noexcept {
+  return guard([&] { self<QuantBackend>(instance).attention(*args); });
+}
 inline constexpr lpx_quant_backend_api kQuantBackendApi{
     sizeof(lpx_quant_backend_api), &backend_supports_type, &backend_matmul,
-    &backend_dequantize_row};
+    &backend_dequantize_row,       &backend_reserve,       &backend_rms_norm,
+    &backend_rope,                 &backend_swiglu,        &backend_attention};
 
 template <class T>
 constexpr lpx_plugin_kind kind_of() {

@@ -3,6 +3,19 @@
  * The core engine owns weights, KV cache and activations and calls these kernels on them.
  * Threading: one instance is driven by one engine thread at a time; the backend may use its own
  * worker threads inside a call and must have finished with every buffer when the call returns.
+ *
+ * Arithmetic contract (since 1.2). Every backend computes the same function, so swapping backends
+ * changes speed, not answers (up to float summation order):
+ *   - matmul first rounds each activation row to the weight type's *dot format*, then takes exact
+ *     integer (or float) dot products block by block:
+ *       F32 -> f32 activations; F16 -> activations rounded to f16; BF16 -> rounded to bf16;
+ *       Q8_0, Q4_0, Q5_0 -> Q8_0 blocks (32 int8, f16 scale amax/127);
+ *       Q4_1, Q5_1 -> Q8_1 blocks (32 int8, f16 scale and f16 scale*sum);
+ *       Q4_K, Q5_K, Q6_K, Q8_K -> Q8_K blocks (256 int8, f32 scale, 16-element sums).
+ *     This is the arithmetic of the GGUF ecosystem's reference engine; kernels/reference holds
+ *     the scalar definition that the tests hold every backend to.
+ *   - the KV cache holds f16. Attention rounds q to f16 for q.k, and the softmax weights to f16
+ *     for the weighted sum of v; scores, softmax and accumulation are f32.
  */
 #ifndef LPX_KINDS_QUANT_BACKEND_H
 #define LPX_KINDS_QUANT_BACKEND_H
@@ -17,6 +30,55 @@
 extern "C" {
 #endif
 
+/* since 1.2. The most work one engine step hands the backend; see reserve. */
+typedef struct lpx_backend_limits {
+  uint32_t struct_size;     /* sizeof(lpx_backend_limits) as the host compiled it */
+  uint32_t max_rows;        /* activation rows (tokens) per matmul, norm, rope call */
+  uint64_t max_columns;     /* widest activation row (the largest weight dims[0]) */
+  uint32_t max_context;     /* most cache positions one attention call reads */
+  uint32_t max_heads;       /* query heads per row */
+  uint32_t head_dim;
+} lpx_backend_limits;
+
+/* since 1.2. Pair ordering of a rotary embedding. */
+typedef enum lpx_rope_mode {
+  LPX_ROPE_NORMAL = 0, /* rotates (x[2i], x[2i+1]): Llama */
+  LPX_ROPE_NEOX = 2    /* rotates (x[i], x[i + n_rot/2]): GPT-NeoX, Qwen2 */
+} lpx_rope_mode;
+
+/* since 1.2. Dim pair i (i < n_rot/2) of a row at position p is rotated by the angle
+ * p * freq_scale * freq_base^(-2i/n_rot) / (freq_factors ? freq_factors[i] : 1). */
+typedef struct lpx_rope_params {
+  uint32_t struct_size;
+  int32_t mode;               /* an lpx_rope_mode */
+  uint32_t n_rot;             /* rotated dims per head, even, <= head_dim */
+  float freq_base;
+  float freq_scale;           /* 1 / linear scaling factor */
+  const float* freq_factors;  /* NULL, or n_rot/2 divisors (Llama-3 scaling); caller-owned */
+} lpx_rope_params;
+
+/* since 1.2. One sequence's attention for one layer. The KV cache is paged: the sequence's
+ * cache position t lives in physical block block_table[t / block_size], slot t % block_size.
+ * A block of k_cache (and of v_cache) holds block_size x n_kv_heads x head_dim f16 values
+ * (IEEE binary16 bits), slot-major. Query row i attends to positions 0..positions[i], which
+ * must already be in the cache. Query head h reads kv head h / (n_heads / n_kv_heads).
+ * All pointers are caller-owned and valid during the call. */
+typedef struct lpx_attention_args {
+  uint32_t struct_size;
+  const float* q;            /* n_rows x n_heads x head_dim, f32 */
+  float* out;                /* n_rows x n_heads x head_dim, f32; not aliasing q */
+  const int32_t* positions;  /* n_rows cache positions, one per query row */
+  uint32_t n_rows;
+  uint32_t n_heads;
+  uint32_t n_kv_heads;       /* divides n_heads */
+  uint32_t head_dim;
+  float scale;               /* applied to q.k before the softmax, usually 1/sqrt(head_dim) */
+  const uint16_t* k_cache;   /* this layer's pool of K blocks */
+  const uint16_t* v_cache;   /* this layer's pool of V blocks */
+  const int32_t* block_table;
+  uint32_t block_size;       /* positions per block */
+} lpx_attention_args;
+
 typedef struct lpx_quant_backend_api {
   uint32_t struct_size; /* sizeof(lpx_quant_backend_api) as the plugin compiled it */
 
@@ -30,6 +92,23 @@ typedef struct lpx_quant_backend_api {
   /* Required. Row `row` of `weight` converted to f32 into `out` (dims[0] floats). */
   lpx_status* (*dequantize_row)(lpx_instance* instance, const lpx_tensor_view* weight, int64_t row,
                                 float* out);
+
+  /* since 1.2. Required. Called by the engine before decoding and whenever its limits grow;
+   * after it returns, no kernel call below allocates for work within `limits`. */
+  lpx_status* (*reserve)(lpx_instance* instance, const lpx_backend_limits* limits);
+  /* Required. out[r] = (x[r] * 1/sqrt(mean(x[r]^2) + eps)) * weight, for r < rows; each row has
+   * n floats; the mean is accumulated in double. out may alias x. */
+  lpx_status* (*rms_norm)(lpx_instance* instance, const float* x, const float* weight, float* out,
+                          size_t rows, size_t n, float eps);
+  /* Required. Rotates, in place, the first n_rot dims of every head of every row:
+   * x is rows x heads x head_dim f32; row r is at position positions[r]. */
+  lpx_status* (*rope)(lpx_instance* instance, float* x, size_t rows, size_t heads, size_t head_dim,
+                      const int32_t* positions, const lpx_rope_params* params);
+  /* Required. out[i] = silu(gate[i]) * up[i], silu(v) = v / (1 + exp(-v)). out may alias gate. */
+  lpx_status* (*swiglu)(lpx_instance* instance, const float* gate, const float* up, float* out,
+                        size_t n);
+  /* Required. Causal attention of one sequence's query rows over its paged KV cache. */
+  lpx_status* (*attention)(lpx_instance* instance, const lpx_attention_args* args);
 } lpx_quant_backend_api;
 
 #ifdef __cplusplus

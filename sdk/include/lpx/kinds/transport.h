@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "lpx/engine.h"
 #include "lpx/plugin.h"
 
 #ifdef __cplusplus
@@ -17,11 +18,15 @@ extern "C" {
 #endif
 
 /* What the host gives a running transport. Owned by the host, valid during `run`. Fields are
- * appended in later minors (the engine interface arrives with the decode engine). */
+ * appended in later minors; read a field only when struct_size covers it. */
 typedef struct lpx_run_context {
   uint32_t struct_size;      /* sizeof(lpx_run_context) as the host compiled it */
   const char* pipeline_path; /* UTF-8 path of the pipeline file */
   const char* pipeline_name; /* [pipeline].name, or the file stem */
+  /* since 1.2 */
+  lpx_engine* engine;               /* the pipeline's decode engine; see lpx/engine.h */
+  const lpx_engine_api* engine_api; /* its functions */
+  int32_t show_stats;               /* `run --stats`: print per-answer statistics */
 } lpx_run_context;
 
 typedef struct lpx_transport_api {

@@ -1,0 +1,150 @@
+/* The decode engine as transports see it (since ABI 1.2).
+ *
+ * A transport receives an lpx_engine and its function table in lpx_run_context. It submits
+ * requests; the engine runs them on its own thread, batching every active request into each
+ * decode step (continuous batching), and reports progress through the request's callbacks.
+ *
+ * Threading: every function here is thread-safe. Callbacks run on the engine thread, one request
+ * at a time; they must return quickly and must not call `wait` (they may call `cancel`).
+ * Lifetime: the engine and its table live from the start of the transport's `run` until it
+ * returns; every request has finished (on_done called) before `run` may return.
+ */
+#ifndef LPX_ENGINE_H
+#define LPX_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lpx/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lpx_engine lpx_engine; /* opaque, host-owned */
+
+/* One chat message. Strings are UTF-8, NUL-terminated, caller-owned, read during submit only. */
+typedef struct lpx_chat_message {
+  const char* role; /* "system", "user", "assistant", ... */
+  const char* content;
+} lpx_chat_message;
+
+/* Which fields of lpx_sampling_overrides are set. */
+#define LPX_SET_TEMPERATURE 0x001u
+#define LPX_SET_TOP_K 0x002u
+#define LPX_SET_TOP_P 0x004u
+#define LPX_SET_MIN_P 0x008u
+#define LPX_SET_REPEAT_PENALTY 0x010u
+#define LPX_SET_PRESENCE_PENALTY 0x020u
+#define LPX_SET_FREQUENCY_PENALTY 0x040u
+#define LPX_SET_PENALTY_LAST_N 0x080u
+#define LPX_SET_SEED 0x100u
+
+/* Per-request changes to the pipeline's sampler chain. A set field overrides the option of the
+ * same name on the chain's link that has it; a field no link has adds the standard link for it
+ * (temperature 0 means greedy). Caller-owned, read during submit only. */
+typedef struct lpx_sampling_overrides {
+  uint32_t struct_size;
+  uint32_t set; /* LPX_SET_* bits */
+  double temperature;
+  int64_t top_k;
+  double top_p;
+  double min_p;
+  double repeat_penalty;
+  double presence_penalty;
+  double frequency_penalty;
+  int64_t penalty_last_n;
+  uint64_t seed;
+  /* Added to the logits of these tokens before any sampler runs; -INFINITY bans a token. */
+  const int32_t* logit_bias_tokens;
+  const float* logit_bias_values;
+  size_t logit_bias_count;
+} lpx_sampling_overrides;
+
+typedef enum lpx_finish_reason {
+  LPX_FINISH_LENGTH = 1,    /* max_tokens generated */
+  LPX_FINISH_EOG = 2,       /* the model's end-of-generation token */
+  LPX_FINISH_STOP = 3,      /* a stop string; the text before it was delivered */
+  LPX_FINISH_CANCELLED = 4, /* cancel, or on_token returned nonzero */
+  LPX_FINISH_ERROR = 5      /* see lpx_request_result.error */
+} lpx_finish_reason;
+
+/* Streamed output: the next piece of generated text. `text` holds whole UTF-8 characters only and
+ * never a special token's text or any part of a (possible) stop string. Valid during the call. */
+typedef struct lpx_token_event {
+  uint32_t struct_size;
+  const char* text; /* not NUL-terminated */
+  size_t text_length;
+  int32_t token;    /* the token that completed this piece */
+  uint32_t index;   /* 0-based index of the token among the generated ones */
+} lpx_token_event;
+
+/* How a request ended. Valid during on_done only. */
+typedef struct lpx_request_result {
+  uint32_t struct_size;
+  int32_t finish_reason;      /* an lpx_finish_reason */
+  const lpx_status* error;    /* FINISH_ERROR: what went wrong (host-owned); else NULL */
+  uint32_t prompt_tokens;     /* tokens of the prompt */
+  uint32_t cached_tokens;     /* prompt tokens reused from the session's cache */
+  uint32_t completion_tokens; /* tokens generated, the end-of-generation token included */
+  uint32_t context_size;      /* the engine's per-sequence limit, for "tokens used" displays */
+  double time_to_first_token_ms;
+  double decode_tokens_per_second; /* generated tokens after the first, per second */
+  double total_ms;
+} lpx_request_result;
+
+typedef struct lpx_request {
+  uint32_t struct_size;
+  /* Exactly one of: `prompt` (UTF-8 text, tokenized as the model says, BOS included when the
+   * model wants one; special-token text stays text) or `messages` (rendered with the model's chat
+   * template plus the assistant generation prompt; special tokens in the rendering are parsed). */
+  const char* prompt;
+  const lpx_chat_message* messages;
+  size_t message_count;
+  uint32_t max_tokens; /* 0: until end of generation or the context is full (then an error) */
+  const char* const* stop; /* stop strings, UTF-8; caller-owned, read during submit only */
+  size_t stop_count;
+  const lpx_sampling_overrides* sampling; /* NULL: the pipeline's chain as configured */
+  /* 0, or a session from session_create: the engine keeps the session's KV cache between
+   * requests and reuses the longest common token prefix (multi-turn chat). One request per
+   * session at a time. */
+  uint64_t session;
+
+  void* user; /* passed to the callbacks */
+  /* Optional. Return 0 to go on, nonzero to cancel the request. */
+  int32_t (*on_token)(void* user, const lpx_token_event* event);
+  /* Required. Called exactly once when the request ends, however it ends. */
+  void (*on_done)(void* user, const lpx_request_result* result);
+} lpx_request;
+
+typedef struct lpx_engine_info {
+  uint32_t struct_size;
+  const char* model_name;   /* general.name or the file stem; host-owned, lives with the engine */
+  const char* model_path;
+  uint32_t context_size;    /* positions per sequence */
+  uint32_t max_sequences;   /* sequences decoded together */
+  int32_t has_chat_template;
+} lpx_engine_info;
+
+typedef struct lpx_engine_api {
+  uint32_t struct_size; /* sizeof(lpx_engine_api) as the host compiled it */
+
+  /* since 1.2 */
+  void (*info)(lpx_engine* engine, lpx_engine_info* out_info);
+  /* Validates and queues a request (an invalid one fails here, and then on_done is never
+   * called). *out_id identifies it for cancel/wait. */
+  lpx_status* (*submit)(lpx_engine* engine, const lpx_request* request, uint64_t* out_id);
+  /* Asks a request to stop; it ends with LPX_FINISH_CANCELLED. Unknown ids are ignored. */
+  void (*cancel)(lpx_engine* engine, uint64_t request_id);
+  /* Blocks until the request's on_done has returned. Not from a callback. */
+  void (*wait)(lpx_engine* engine, uint64_t request_id);
+  lpx_status* (*session_create)(lpx_engine* engine, uint64_t* out_session);
+  /* Frees the session's cache. Its request, if any, is cancelled first. */
+  void (*session_destroy)(lpx_engine* engine, uint64_t session);
+} lpx_engine_api;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
