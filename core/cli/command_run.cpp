@@ -24,7 +24,8 @@ int run_command(const RunArguments& arguments) {
   }
   spdlog::info("pipeline '{}' from {}", pipeline->name, pipeline->path);
 
-  core::PipelineRunner runner(*pipeline);
+  core::PipelineRunner runner(*pipeline, registry);
+  runner.set_show_stats(arguments.show_stats);
   if (auto created = runner.create_instances(); !created) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitRuntimeError;

@@ -1,6 +1,8 @@
 // The subcommands of lpx-pipeline. Each returns an exit code from exit_codes.hpp.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,8 +11,23 @@ namespace lpx::cli {
 struct RunArguments {
   std::string pipeline_path;
   std::vector<std::string> overrides;  // "a.b.c=value"
+  bool show_stats = false;
 };
 int run_command(const RunArguments& arguments);
+
+struct GenerateArguments {
+  std::string model_path;
+  std::string prompt;
+  std::string prompt_file;
+  std::uint32_t max_tokens = 128;
+  double temperature = 0.8;
+  std::optional<std::uint64_t> seed;
+  std::string device = "auto";
+  std::string backend;  // a backend plugin by name; overrides --device
+  std::uint32_t context_size = 0;
+  bool ids = false;
+};
+int generate_command(const GenerateArguments& arguments);
 
 struct PluginsArguments {
   bool show_options = false;

@@ -27,6 +27,38 @@ int main(int argc, char** argv) {
   run_app->add_option("pipeline", run.pipeline_path, "Pipeline file (TOML)")->required();
   run_app->add_option("--set", run.overrides, "Override a pipeline value: KEY.PATH=VALUE")
       ->allow_extra_args(false);
+  run_app->add_flag("--stats", run.show_stats,
+                    "After each answer, print time to first token, tokens/s and tokens used");
+
+  cli::GenerateArguments generate;
+  CLI::App* generate_app = app.add_subcommand("generate", "Complete one prompt and print it");
+  generate_app->add_option("--model", generate.model_path, "Model file (GGUF)")->required();
+  auto* prompt_option = generate_app->add_option("--prompt", generate.prompt, "Prompt text");
+  auto* prompt_file_option =
+      generate_app->add_option("--prompt-file", generate.prompt_file, "Read the prompt from a file");
+  prompt_option->excludes(prompt_file_option);
+  generate_app->add_option("--max-tokens", generate.max_tokens, "Most tokens to generate")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  generate_app->add_option("--temperature", generate.temperature, "0 = greedy")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  generate_app->add_option("--seed", generate.seed, "Random seed (same seed, same output)");
+  generate_app->add_option("--device", generate.device, "cpu, cuda, cuda:N or auto")
+      ->check([](const std::string& d) {
+        if (d == "cpu" || d == "cuda" || d == "auto") return std::string();
+        if (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
+            d.find_first_not_of("0123456789", 5) == std::string::npos) {
+          return std::string();
+        }
+        return "must be cpu, cuda, cuda:N or auto, not '" + d + "'";
+      })
+      ->capture_default_str();
+  generate_app->add_option("--backend", generate.backend,
+                           "Backend plugin by name (e.g. cpu-scalar); overrides --device");
+  generate_app->add_option("--context", generate.context_size,
+                           "Positions for prompt + answer (0 = the model's, at most 8192)");
+  generate_app->add_flag("--ids", generate.ids, "Print the generated token ids as a JSON array");
 
   cli::PluginsArguments plugins;
   CLI::App* plugins_app = app.add_subcommand("plugins", "List the plugins this host can load");
@@ -62,6 +94,13 @@ int main(int argc, char** argv) {
     return cli::kExitUsageError;
   }
   if (*run_app) return cli::run_command(run);
+  if (*generate_app) {
+    if (prompt_option->count() == 0 && prompt_file_option->count() == 0) {
+      std::cerr << "error: generate needs --prompt STR or --prompt-file PATH\n";
+      return cli::kExitUsageError;
+    }
+    return cli::generate_command(generate);
+  }
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
   if (*tokenize_app) {

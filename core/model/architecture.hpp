@@ -20,6 +20,8 @@ struct ExpectedTensor {
 
 struct Architecture {
   const char* name;  // general.architecture
+  // How rotary embeddings pair dims: LPX_ROPE_NORMAL (adjacent) or LPX_ROPE_NEOX (halves).
+  std::int32_t rope_mode;
   // Every tensor a model of this architecture may have, with its shape.
   std::vector<ExpectedTensor> (*tensors)(const Hyperparameters& h);
 };

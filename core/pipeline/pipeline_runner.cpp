@@ -2,10 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/engine_builder.hpp"
+#include "engine/engine_c_api.hpp"
+
 namespace lpx::core {
 
 PipelineRunner::~PipelineRunner() {
   transport_.reset();
+  engine_.reset();  // joins the engine thread; it holds the backend and sampler instances
   while (!instances_.empty()) instances_.pop_back();  // reverse order of creation
 }
 
@@ -21,6 +25,13 @@ Expected<bool> PipelineRunner::create_instances() {
     instances_.push_back(std::move(*instance));
   }
   if (!transport_) return unexpected(std::string("the pipeline has no transport"));
+  auto engine = build_pipeline_engine(pipeline_, instances_, registry_);
+  if (!engine) {
+    transport_.reset();
+    while (!instances_.empty()) instances_.pop_back();
+    return unexpected(engine.error());
+  }
+  engine_ = std::move(*engine);
   return true;
 }
 
@@ -30,6 +41,9 @@ Expected<bool> PipelineRunner::run() {
   context.struct_size = sizeof(lpx_run_context);
   context.pipeline_path = pipeline_.path.c_str();
   context.pipeline_name = pipeline_.name.c_str();
+  context.engine = engine_ ? to_c(*engine_) : nullptr;
+  context.engine_api = engine_ ? &engine_c_api() : nullptr;
+  context.show_stats = show_stats_ ? 1 : 0;
   const auto& api = transport_->api<lpx_transport_api>();
   lpx_status* status = nullptr;
   try {

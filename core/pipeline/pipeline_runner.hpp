@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/engine.hpp"
 #include "pipeline/pipeline.hpp"
 #include "plugin_host/plugin_library.hpp"
 #include "util/expected.hpp"
@@ -16,21 +17,31 @@ namespace lpx::core {
 
 class PipelineRunner {
  public:
-  explicit PipelineRunner(const Pipeline& pipeline) : pipeline_(pipeline) {}
+  // `registry` loads plugins the engine adds (default backend, per-request samplers); it must
+  // outlive the runner.
+  PipelineRunner(const Pipeline& pipeline, PluginRegistry& registry)
+      : pipeline_(pipeline), registry_(registry) {}
   ~PipelineRunner();
   PipelineRunner(const PipelineRunner&) = delete;
   PipelineRunner& operator=(const PipelineRunner&) = delete;
 
-  // Creates every instance; on the first failure destroys what was made and says why.
+  // Creates every instance, then the decode engine when the pipeline has a [model]; on the first
+  // failure destroys what was made and says why.
   Expected<bool> create_instances();
   // Runs the transport until it finishes; its error message on failure.
   Expected<bool> run();
   // Asks the transport to stop. Safe before, during and after run().
   void request_stop() noexcept;
 
+  // Shows statistics after each answer (`run --stats`), for transports that print answers.
+  void set_show_stats(bool show) noexcept { show_stats_ = show; }
+
  private:
   const Pipeline& pipeline_;
-  std::vector<std::shared_ptr<PluginInstance>> instances_;  // creation order
+  PluginRegistry& registry_;
+  bool show_stats_ = false;
+  std::vector<std::shared_ptr<PluginInstance>> instances_;  // pipeline_.sections order
+  std::unique_ptr<Engine> engine_;
   std::shared_ptr<PluginInstance> transport_;
   std::atomic<bool> stop_requested_{false};
 };

@@ -1,11 +1,12 @@
 // qwen2: the llama layout plus biases on the Q, K and V projections.
+#include "lpx/kinds/quant_backend.h"
 #include "model/architecture.hpp"
 
 namespace lpx::core {
 
 extern const Architecture kQwen2Architecture;
 const Architecture kQwen2Architecture{
-    "qwen2", [](const Hyperparameters& h) {
+    "qwen2", LPX_ROPE_NEOX, [](const Hyperparameters& h) {
       std::vector<ExpectedTensor> tensors;
       add_llama_tensors(h, tensors);
       for (std::uint32_t layer = 0; layer < h.n_layer; ++layer) {

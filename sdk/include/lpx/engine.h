@@ -69,8 +69,10 @@ typedef enum lpx_finish_reason {
   LPX_FINISH_ERROR = 5      /* see lpx_request_result.error */
 } lpx_finish_reason;
 
-/* Streamed output: the next piece of generated text. `text` holds whole UTF-8 characters only and
- * never a special token's text or any part of a (possible) stop string. Valid during the call. */
+/* Streamed output, once per generated token (the end-of-generation token included) and once more
+ * with token -1 if text was still held back when the request ended. `text` is what became
+ * showable with this token (possibly empty): whole UTF-8 characters only, never a special
+ * token's text or any part of a (possible) stop string. Valid during the call. */
 typedef struct lpx_token_event {
   uint32_t struct_size;
   const char* text; /* not NUL-terminated */
@@ -96,11 +98,14 @@ typedef struct lpx_request_result {
 typedef struct lpx_request {
   uint32_t struct_size;
   /* Exactly one of: `prompt` (UTF-8 text, tokenized as the model says, BOS included when the
-   * model wants one; special-token text stays text) or `messages` (rendered with the model's chat
-   * template plus the assistant generation prompt; special tokens in the rendering are parsed). */
+   * model wants one; special-token text stays text), `messages` (rendered with the model's chat
+   * template plus the assistant generation prompt; special tokens in the rendering are parsed)
+   * or `prompt_tokens` (token ids, used as given). */
   const char* prompt;
   const lpx_chat_message* messages;
   size_t message_count;
+  const int32_t* prompt_tokens;
+  size_t prompt_token_count;
   uint32_t max_tokens; /* 0: until end of generation or the context is full (then an error) */
   const char* const* stop; /* stop strings, UTF-8; caller-owned, read during submit only */
   size_t stop_count;

@@ -1,0 +1,172 @@
+// `lpx-pipeline generate`: one completion of a prompt, streamed to stdout (or, with --ids, the
+// generated token ids as one JSON array). The engine is the same one pipelines run.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/signal_watcher.hpp"
+#include "engine/engine_builder.hpp"
+#include "plugin_host/plugin_registry.hpp"
+
+namespace lpx::cli {
+namespace {
+
+// The backend plugin for --device; CUDA is never replaced by the CPU behind the user's back.
+core::Expected<std::string> backend_for(const GenerateArguments& arguments,
+                                        core::PluginRegistry& registry) {
+  if (!arguments.backend.empty()) return arguments.backend;
+  const std::string& device = arguments.device;
+  const bool has_cuda = registry.load("cuda").has_value();
+  if (device == "cpu") return std::string("cpu");
+  if (device == "auto") {
+    if (has_cuda) {
+      spdlog::info("device auto: using the cuda backend");
+      return std::string("cuda");
+    }
+    spdlog::info("device auto: no CUDA backend plugin is installed; using cpu");
+    return std::string("cpu");
+  }
+  // "cuda" or "cuda:N"
+  if (!has_cuda) {
+    return core::unexpected("--device " + device +
+                            ": this installation has no CUDA backend plugin ('cuda'); use "
+                            "--device cpu");
+  }
+  return std::string("cuda");
+}
+
+struct Output {
+  bool ids = false;
+  std::vector<std::int32_t> tokens;
+  lpx_request_result result{};
+  std::string error;
+};
+
+}  // namespace
+
+int generate_command(const GenerateArguments& arguments) {
+  std::string prompt = arguments.prompt;
+  if (!arguments.prompt_file.empty()) {
+    std::ifstream in(arguments.prompt_file, std::ios::binary);
+    if (!in) {
+      std::cerr << "error: " << arguments.prompt_file << ": cannot read\n";
+      return kExitRuntimeError;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    prompt = text.str();
+  }
+  SignalWatcher signals;
+  core::MetricsRegistry metrics;
+  core::HostServices services(metrics);
+  core::PluginRegistry registry(core::default_plugin_search_path(), services);
+
+  auto backend_name = backend_for(arguments, registry);
+  if (!backend_name) {
+    std::cerr << "error: " << backend_name.error() << "\n";
+    return kExitRuntimeError;
+  }
+  core::EngineInputs inputs;
+  auto file = core::ModelFile::open(arguments.model_path, registry);
+  if (!file) {
+    std::cerr << "error: " << file.error() << "\n";
+    return kExitRuntimeError;
+  }
+  inputs.file = std::move(*file);
+  auto backend = core::default_instance(registry, *backend_name);
+  if (!backend) {
+    std::cerr << "error: backend '" << *backend_name << "': " << backend.error() << "\n";
+    return kExitRuntimeError;
+  }
+  inputs.backend = backend->instance;
+  // llama.cpp's default chain, so `generate` behaves as its users expect; T = 0 is greedy.
+  const char* chain_greedy[] = {"greedy"};
+  const char* chain_sampled[] = {"top-k", "top-p", "min-p", "temperature", "dist"};
+  const bool greedy = arguments.temperature <= 0.0;
+  for (const char* name : greedy ? std::span<const char*>(chain_greedy)
+                                 : std::span<const char*>(chain_sampled)) {
+    auto link = core::default_instance(registry, name);
+    if (!link) {
+      std::cerr << "error: sampler '" << name << "': " << link.error() << "\n";
+      return kExitRuntimeError;
+    }
+    inputs.sampler_chain.push_back(std::move(*link));
+  }
+  inputs.config.max_sequences = 1;
+  inputs.config.context_size = arguments.context_size;
+  auto engine = core::build_engine(std::move(inputs), registry);
+  if (!engine) {
+    std::cerr << "error: " << engine.error() << "\n";
+    return kExitRuntimeError;
+  }
+
+  lpx_sampling_overrides sampling{};
+  sampling.struct_size = sizeof(sampling);
+  if (!greedy) {
+    sampling.set |= LPX_SET_TEMPERATURE;
+    sampling.temperature = arguments.temperature;
+  }
+  if (arguments.seed) {
+    sampling.set |= LPX_SET_SEED;
+    sampling.seed = *arguments.seed;
+  }
+  Output output;
+  output.ids = arguments.ids;
+  lpx_request request{};
+  request.struct_size = sizeof(request);
+  request.prompt = prompt.c_str();
+  request.max_tokens = arguments.max_tokens;
+  request.sampling = &sampling;
+  request.user = &output;
+  request.on_token = [](void* user, const lpx_token_event* event) -> std::int32_t {
+    auto& out = *static_cast<Output*>(user);
+    if (out.ids) {
+      if (event->token >= 0) out.tokens.push_back(event->token);
+    } else if (event->text_length != 0) {
+      std::cout.write(event->text, static_cast<std::streamsize>(event->text_length));
+      std::cout.flush();
+    }
+    return 0;
+  };
+  request.on_done = [](void* user, const lpx_request_result* result) {
+    auto& out = *static_cast<Output*>(user);
+    out.result = *result;
+    if (result->error != nullptr) out.error = result->error->message;
+  };
+  auto id = (*engine)->submit(request);
+  if (!id) {
+    std::cerr << "error: " << id.error() << "\n";
+    return kExitRuntimeError;
+  }
+  core::Engine* running = engine->get();
+  const std::uint64_t request_id = *id;
+  signals.start([running, request_id] { running->cancel(request_id); });
+  (*engine)->wait(*id);
+  signals.stop();
+
+  if (output.ids) {
+    std::string json = "[";
+    for (std::size_t i = 0; i < output.tokens.size(); ++i) {
+      json += (i ? ", " : "") + std::to_string(output.tokens[i]);
+    }
+    std::cout << json << "]\n";
+  } else {
+    std::cout << "\n";
+  }
+  const lpx_request_result& r = output.result;
+  spdlog::info("prompt {} tokens, generated {} tokens; time to first token {:.1f} ms, "
+               "{:.1f} tokens/s", r.prompt_tokens, r.completion_tokens, r.time_to_first_token_ms,
+               r.decode_tokens_per_second);
+  if (r.finish_reason == LPX_FINISH_ERROR) {
+    std::cerr << "error: " << output.error << "\n";
+    return kExitRuntimeError;
+  }
+  if (r.finish_reason == LPX_FINISH_CANCELLED) return kExitRuntimeError;
+  return kExitOk;
+}
+
+}  // namespace lpx::cli

@@ -1,0 +1,51 @@
+// The engine's handle on a quantization-backend plugin instance: the kernels of one device,
+// called through the C ABI. Each call throws EngineError with the backend's message on failure,
+// so the forward pass reads as a sequence of kernel calls.
+//
+// Threading: like the plugin instance, driven by one engine thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/engine_error.hpp"
+#include "lpx/kinds/quant_backend.h"
+#include "plugin_host/plugin_library.hpp"
+#include "util/expected.hpp"
+
+namespace lpx::core {
+
+class Backend {
+ public:
+  // Wraps `instance`, which must be a quant_backend whose table has every 1.2 kernel; otherwise
+  // says which entry is missing.
+  static Expected<Backend> adopt(std::shared_ptr<PluginInstance> instance);
+
+  const std::string& name() const noexcept { return name_; }
+  bool supports_type(std::int32_t type) const;
+
+  void reserve(const lpx_backend_limits& limits);
+  void matmul(const lpx_tensor_view& weight, const float* x, float* y, std::size_t rows);
+  void dequantize_row(const lpx_tensor_view& weight, std::int64_t row, float* out);
+  void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t n,
+                float eps);
+  void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
+            const std::int32_t* positions, const lpx_rope_params& params);
+  void swiglu(const float* gate, const float* up, float* out, std::size_t n);
+  void attention(const lpx_attention_args& args);
+
+ private:
+  Backend(std::shared_ptr<PluginInstance> instance, const lpx_quant_backend_api* api,
+          std::string name)
+      : instance_(std::move(instance)), api_(api), name_(std::move(name)) {}
+  // Throws EngineError("backend 'NAME': OP: message") when `status` is an error.
+  void check(lpx_status* status, const char* op) const;
+
+  std::shared_ptr<PluginInstance> instance_;
+  const lpx_quant_backend_api* api_;
+  std::string name_;
+};
+
+}  // namespace lpx::core

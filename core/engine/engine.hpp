@@ -1,0 +1,120 @@
+// The decode engine: requests in, streamed tokens out, every active request advanced together in
+// each step (continuous batching, chunked prefill). One engine thread runs the steps; submit,
+// cancel, wait and the session calls are thread-safe. See lpx/engine.h for the contract the
+// transports see; this is the C++ side of it.
+//
+// Memory: weights stay memory-mapped in the model file; the KV cache is one paged pool sized in
+// tokens (EngineConfig::kv_cache_tokens); a request is admitted when the pool has the blocks for
+// its whole prompt + max_tokens (so a running request never runs out of cache), and waits in
+// the queue otherwise.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chat_template/chat_template.hpp"
+#include "engine/backend.hpp"
+#include "engine/batch.hpp"
+#include "engine/kv_cache.hpp"
+#include "engine/llama_forward.hpp"
+#include "engine/llama_weights.hpp"
+#include "engine/sampler_chain_factory.hpp"
+#include "lpx/engine.h"
+#include "model/architecture.hpp"
+#include "model/hyperparameters.hpp"
+#include "model/model_file.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "util/expected.hpp"
+
+namespace lpx::core {
+
+struct EngineConfig {
+  std::uint32_t context_size = 0;     // positions per sequence; 0 = min(trained, 8192)
+  std::uint32_t max_sequences = 4;    // requests decoded together
+  std::uint32_t kv_cache_tokens = 0;  // positions in the shared pool; 0 = context_size
+  std::uint32_t batch_tokens = 512;   // rows per step: prefill chunks + decode tokens
+  std::uint32_t block_size = 16;      // positions per KV block
+};
+
+// Everything the engine runs on. The engine takes ownership.
+struct EngineParts {
+  std::unique_ptr<ModelFile> file;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::optional<ChatTemplate> chat_template;  // the model's, or the pipeline's override
+  std::string chat_template_origin;           // "the model" or the override's path, for errors
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<SamplerChainFactory> samplers;
+};
+
+class Engine {
+ public:
+  // Checks the model (architecture, hyperparameters, tensor types the backend supports), sizes
+  // the KV cache and starts the engine thread. Logs the memory it set aside.
+  static Expected<std::unique_ptr<Engine>> create(EngineParts parts, EngineConfig config);
+  ~Engine();  // cancels what is running and joins the engine thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Expected<std::uint64_t> submit(const lpx_request& request);
+  void cancel(std::uint64_t request_id);
+  void wait(std::uint64_t request_id);
+  std::uint64_t session_create();
+  void session_destroy(std::uint64_t session);
+  void info(lpx_engine_info& out) const;
+
+  const Tokenizer& tokenizer() const noexcept { return *parts_.tokenizer; }
+  const Hyperparameters& hyperparameters() const noexcept { return h_; }
+  const EngineConfig& config() const noexcept { return config_; }
+  std::size_t kv_cache_bytes() const noexcept { return cache_->bytes(); }
+
+  // Prompt tokens for `request` as the engine would run it (for --ids style tools and tests).
+  Expected<std::vector<std::int32_t>> prompt_tokens(const lpx_request& request) const;
+
+ private:
+  struct Sequence;
+  struct Request;
+  struct Session;
+
+  Engine(EngineParts parts, EngineConfig config, Hyperparameters h, LlamaWeights weights,
+         const Architecture& architecture);
+  void loop();
+  bool admit(Request& request);  // with mutex_ held
+  void step();
+  void build_batch();
+  void deliver(Request& request, std::int32_t token);
+  void finish(Request& request, std::int32_t reason, std::string error = {});
+  void release(Request& request);  // with mutex_ held
+
+  EngineParts parts_;
+  EngineConfig config_;
+  Hyperparameters h_;
+  LlamaWeights weights_;
+  std::string model_name_;
+  std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<LlamaForward> forward_;
+  Batch batch_;
+  std::vector<Request*> batch_requests_;  // per output row of batch_
+  std::vector<float> logits_;             // max_sequences x n_vocab
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;      // the engine thread: work arrived or stop
+  std::condition_variable finished_;  // waiters: a request finished
+  bool stopping_ = false;
+  std::uint64_t next_id_ = 1;
+  std::deque<std::unique_ptr<Request>> waiting_;
+  std::vector<std::unique_ptr<Request>> running_;  // engine thread's; guarded for cancel
+  std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
+  std::map<std::uint64_t, bool> live_;  // request id -> true while not finished
+  std::thread thread_;
+};
+
+}  // namespace lpx::core

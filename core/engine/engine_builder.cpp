@@ -1,0 +1,121 @@
+#include "engine/engine_builder.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "tokenizer/vocabulary.hpp"
+
+namespace lpx::core {
+namespace {
+
+Expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return unexpected(path + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::int64_t int_option(const ResolvedOptions& options, const char* name, std::int64_t fallback) {
+  auto it = options.values.find(name);
+  return it == options.values.end() ? fallback : std::get<std::int64_t>(it->second);
+}
+
+}  // namespace
+
+Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::string& name) {
+  auto library = registry.load(name);
+  if (!library) return unexpected(library.error());
+  SamplerLinkSpec spec;
+  spec.library = *library;
+  spec.options.specs = spec.library->description().options;
+  for (const OptionSpec& s : spec.options.specs) {
+    if (s.default_value) spec.options.values[s.name] = *s.default_value;
+  }
+  auto instance = spec.library->create(spec.options);
+  if (!instance) return unexpected(instance.error());
+  spec.instance = std::move(*instance);
+  return spec;
+}
+
+Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry) {
+  EngineParts parts;
+  auto vocabulary = load_vocabulary(*inputs.file);
+  if (!vocabulary) return unexpected(inputs.file->path() + ": " + vocabulary.error());
+  auto tokenizer = Tokenizer::create(std::move(*vocabulary));
+  if (!tokenizer) return unexpected(inputs.file->path() + ": " + tokenizer.error());
+  parts.tokenizer = std::move(*tokenizer);
+
+  if (inputs.chat_template_path) {
+    auto source = read_file(*inputs.chat_template_path);
+    if (!source) return unexpected(source.error());
+    auto parsed = ChatTemplate::parse(*source);
+    if (!parsed) return unexpected(*inputs.chat_template_path + ": " + parsed.error());
+    parts.chat_template = std::move(*parsed);
+    parts.chat_template_origin = *inputs.chat_template_path;
+  } else if (inputs.file->has("tokenizer.chat_template")) {
+    auto source = inputs.file->get_string("tokenizer.chat_template");
+    if (!source) return unexpected(inputs.file->path() + ": " + source.error());
+    auto parsed = ChatTemplate::parse(*source);
+    if (!parsed) {
+      // Not fatal for plain-prompt use; chat requests will say why they cannot run.
+      spdlog::warn("{}: the model's chat template cannot be used: {}", inputs.file->path(),
+                   parsed.error());
+    } else {
+      parts.chat_template = std::move(*parsed);
+      parts.chat_template_origin = inputs.file->path();
+    }
+  }
+  auto backend = Backend::adopt(std::move(inputs.backend));
+  if (!backend) return unexpected(backend.error());
+  parts.backend = std::make_unique<Backend>(std::move(*backend));
+  parts.samplers = std::make_unique<SamplerChainFactory>(std::move(inputs.sampler_chain), registry);
+  parts.file = std::move(inputs.file);
+  return Engine::create(std::move(parts), inputs.config);
+}
+
+Expected<std::unique_ptr<Engine>> build_pipeline_engine(
+    const Pipeline& pipeline, const std::vector<std::shared_ptr<PluginInstance>>& instances,
+    PluginRegistry& registry) {
+  EngineInputs inputs;
+  const PipelineSection* model = nullptr;
+  for (std::size_t i = 0; i < pipeline.sections.size(); ++i) {
+    const PipelineSection& section = pipeline.sections[i];
+    if (section.slot == "model") {
+      model = &section;
+      const auto& values = section.core_options.values;
+      const std::string path = std::get<std::string>(values.at("path"));
+      auto file = ModelFile::open_with(instances[i], path);
+      if (!file) return unexpected("[model] " + file.error());
+      inputs.file = std::move(*file);
+      if (auto it = values.find("chat_template"); it != values.end()) {
+        inputs.chat_template_path = std::get<std::string>(it->second);
+      }
+      const ResolvedOptions& o = section.core_options;
+      inputs.config.context_size = static_cast<std::uint32_t>(int_option(o, "context_size", 0));
+      inputs.config.kv_cache_tokens = static_cast<std::uint32_t>(int_option(o, "kv_cache_tokens", 0));
+      inputs.config.max_sequences = static_cast<std::uint32_t>(int_option(o, "max_sequences", 4));
+      inputs.config.batch_tokens = static_cast<std::uint32_t>(int_option(o, "batch_tokens", 512));
+    } else if (section.slot == "backend") {
+      inputs.backend = instances[i];
+    } else if (section.slot == "sampler") {
+      inputs.sampler_chain.push_back({section.plugin, section.options, instances[i]});
+    }
+  }
+  if (model == nullptr) return std::unique_ptr<Engine>();
+  if (!inputs.backend) {
+    auto cpu = default_instance(registry, "cpu");
+    if (!cpu) return unexpected("[backend] (default 'cpu'): " + cpu.error());
+    inputs.backend = cpu->instance;
+  }
+  if (inputs.sampler_chain.empty()) {
+    auto greedy = default_instance(registry, "greedy");
+    if (!greedy) return unexpected("[sampler] (default 'greedy'): " + greedy.error());
+    inputs.sampler_chain.push_back(std::move(*greedy));
+  }
+  return build_engine(std::move(inputs), registry);
+}
+
+}  // namespace lpx::core

@@ -1,0 +1,41 @@
+// Assembles an Engine from its parts: the opened model file, its tokenizer and chat template,
+// the backend instance and the sampler chain. Used by `run` (from a pipeline) and by `generate`
+// (from command-line flags).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/sampler_chain_factory.hpp"
+#include "model/model_file.hpp"
+#include "pipeline/pipeline.hpp"
+#include "plugin_host/plugin_registry.hpp"
+#include "util/expected.hpp"
+
+namespace lpx::core {
+
+struct EngineInputs {
+  std::unique_ptr<ModelFile> file;
+  std::optional<std::string> chat_template_path;  // replaces the model's template
+  std::shared_ptr<PluginInstance> backend;
+  std::vector<SamplerLinkSpec> sampler_chain;     // the last link selects
+  EngineConfig config;
+};
+
+// `registry` must outlive the engine (per-request sampler overrides load plugins through it).
+Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry);
+
+// The engine of a pipeline with a [model]: `instances` are the pipeline's, one per section in
+// pipeline.sections order. A missing [backend] means the `cpu` plugin with its defaults, a
+// missing [sampler] means greedy. Returns nullptr for a pipeline without [model].
+Expected<std::unique_ptr<Engine>> build_pipeline_engine(
+    const Pipeline& pipeline, const std::vector<std::shared_ptr<PluginInstance>>& instances,
+    PluginRegistry& registry);
+
+// A plugin of the registry, created with its default options (for defaults and the CLI).
+Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::string& name);
+
+}  // namespace lpx::core

@@ -1,0 +1,92 @@
+// The KV cache, owned by the core and paged: every layer has a pool of K blocks and a pool of V
+// blocks; a block holds `block_size` consecutive positions of one sequence as
+// block_size x n_kv_heads x head_dim f16 values (the layout lpx_attention_args describes). A
+// sequence owns a BlockTable, the list of its blocks, so sequences of any length share one pool
+// without fragmentation, and a sequence's blocks can be freed or reused (session prefixes).
+//
+// Threading: used by the engine thread only. No allocation after construction: block tables
+// reserve their capacity when made.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace lpx::core {
+
+struct KvCacheShape {
+  std::uint32_t n_layer = 0;
+  std::uint32_t n_kv_heads = 0;
+  std::uint32_t head_dim = 0;
+  std::uint32_t block_size = 16;  // positions per block
+  std::uint32_t n_blocks = 0;     // blocks per layer pool
+};
+
+class KvCache;
+
+// The blocks of one sequence, in position order. Position t is slot t % block_size of block
+// blocks()[t / block_size].
+class BlockTable {
+ public:
+  BlockTable() = default;
+  // Room for `max_positions` positions without reallocating.
+  explicit BlockTable(std::uint32_t max_positions, std::uint32_t block_size);
+
+  const std::int32_t* data() const noexcept { return blocks_.data(); }
+  std::uint32_t capacity_positions(std::uint32_t block_size) const noexcept {
+    return static_cast<std::uint32_t>(blocks_.size()) * block_size;
+  }
+  std::size_t size() const noexcept { return blocks_.size(); }
+
+ private:
+  friend class KvCache;
+  std::vector<std::int32_t> blocks_;
+};
+
+class KvCache {
+ public:
+  explicit KvCache(const KvCacheShape& shape);
+
+  const KvCacheShape& shape() const noexcept { return shape_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+  std::uint32_t total_positions() const noexcept { return shape_.n_blocks * shape_.block_size; }
+  std::uint32_t free_blocks() const noexcept { return static_cast<std::uint32_t>(free_.size()); }
+  // Blocks needed to hold `positions` positions.
+  std::uint32_t blocks_for(std::uint32_t positions) const noexcept {
+    return (positions + shape_.block_size - 1) / shape_.block_size;
+  }
+
+  // Grows `table` until it holds `positions` positions. False (and nothing taken) when the
+  // pool has too few free blocks.
+  bool ensure(BlockTable& table, std::uint32_t positions);
+  // Shrinks `table` to the blocks needed for `positions` positions, returning the rest.
+  void truncate(BlockTable& table, std::uint32_t positions);
+  void release(BlockTable& table) { truncate(table, 0); }
+
+  const std::uint16_t* k_pool(std::uint32_t layer) const noexcept { return pool(layer, 0); }
+  const std::uint16_t* v_pool(std::uint32_t layer) const noexcept { return pool(layer, 1); }
+  // Writes one position's K and V (n_kv_heads x head_dim f32 each, rounded to f16).
+  void store(std::uint32_t layer, const BlockTable& table, std::uint32_t position, const float* k,
+             const float* v);
+
+ private:
+  const std::uint16_t* pool(std::uint32_t layer, std::uint32_t kv) const noexcept {
+    return storage_.get() + (std::size_t{layer} * 2 + kv) * pool_elements_;
+  }
+  std::uint16_t* slot(std::uint32_t layer, std::uint32_t kv, const BlockTable& table,
+                      std::uint32_t position) noexcept;
+
+  struct FreeDeleter {
+    void operator()(std::uint16_t* p) const noexcept;
+  };
+
+  KvCacheShape shape_;
+  std::size_t block_elements_ = 0;
+  std::size_t pool_elements_ = 0;
+  std::size_t bytes_ = 0;
+  std::unique_ptr<std::uint16_t, FreeDeleter> storage_;
+  std::vector<std::int32_t> free_;  // a stack of free block indices
+};
+
+}  // namespace lpx::core

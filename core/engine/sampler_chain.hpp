@@ -1,0 +1,49 @@
+// One sequence's sampler chain: the chain's plugin instances, a state per stateful link, and the
+// candidate buffer. sample() turns a row of logits into a token: logit bias first, then every
+// link's apply in order; the last link selects.
+//
+// Threading: one sequence, one thread at a time. sample() and accept() do not allocate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "lpx/kinds/sampler.h"
+#include "plugin_host/plugin_library.hpp"
+
+namespace lpx::core {
+
+struct LogitBias {
+  std::int32_t token;
+  float bias;
+};
+
+class SamplerChain {
+ public:
+  // Makes the per-sequence states of `links` seeded with `seed`. Throws EngineError when a
+  // plugin cannot make its state.
+  SamplerChain(std::vector<std::shared_ptr<PluginInstance>> links, std::uint64_t seed,
+               std::uint32_t n_vocab, std::vector<LogitBias> bias);
+  ~SamplerChain();
+  SamplerChain(const SamplerChain&) = delete;
+  SamplerChain& operator=(const SamplerChain&) = delete;
+
+  // The chosen token. Throws EngineError when a link fails or nothing was selected.
+  std::int32_t sample(const float* logits);
+  // Tells every link which token the sequence took.
+  void accept(std::int32_t token);
+
+ private:
+  struct Link {
+    std::shared_ptr<PluginInstance> instance;
+    const lpx_sampler_api* api;
+    lpx_sampler_state* state;
+  };
+  std::vector<Link> links_;
+  std::vector<lpx_token_candidate> candidates_;
+  std::vector<LogitBias> bias_;
+};
+
+}  // namespace lpx::core

@@ -1,0 +1,128 @@
+#include "engine/sampler_chain_factory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lpx::core {
+namespace {
+
+struct Field {
+  std::uint32_t bit;
+  const char* request_name;  // as the request (and the HTTP API) calls it
+  const char* plugin;
+  const char* option;
+};
+
+// Insertion order for links an override adds: penalties lead, then the filters.
+constexpr Field kFields[] = {
+    {LPX_SET_REPEAT_PENALTY, "repeat_penalty", "penalties", "repeat"},
+    {LPX_SET_PRESENCE_PENALTY, "presence_penalty", "penalties", "presence"},
+    {LPX_SET_FREQUENCY_PENALTY, "frequency_penalty", "penalties", "frequency"},
+    {LPX_SET_PENALTY_LAST_N, "penalty_last_n", "penalties", "last_n"},
+    {LPX_SET_TOP_K, "top_k", "top-k", "k"},
+    {LPX_SET_TOP_P, "top_p", "top-p", "p"},
+    {LPX_SET_MIN_P, "min_p", "min-p", "p"},
+    {LPX_SET_TEMPERATURE, "temperature", "temperature", "temperature"},
+};
+
+OptionValue value_of(const lpx_sampling_overrides& o, std::uint32_t bit) {
+  switch (bit) {
+    case LPX_SET_TEMPERATURE: return o.temperature;
+    case LPX_SET_TOP_K: return static_cast<std::int64_t>(o.top_k);
+    case LPX_SET_TOP_P: return o.top_p;
+    case LPX_SET_MIN_P: return o.min_p;
+    case LPX_SET_REPEAT_PENALTY: return o.repeat_penalty;
+    case LPX_SET_PRESENCE_PENALTY: return o.presence_penalty;
+    case LPX_SET_FREQUENCY_PENALTY: return o.frequency_penalty;
+    default: return static_cast<std::int64_t>(o.penalty_last_n);
+  }
+}
+
+// Sets `name` in `options` after checking it against the plugin's declared range.
+Expected<bool> set_option(ResolvedOptions& options, const char* name, const OptionValue& value,
+                          const char* request_name) {
+  auto spec = std::find_if(options.specs.begin(), options.specs.end(),
+                           [&](const OptionSpec& s) { return s.name == name; });
+  if (spec == options.specs.end()) {
+    return unexpected(std::string(request_name) + ": the sampler has no option '" + name + "'");
+  }
+  const double number = std::holds_alternative<double>(value)
+                            ? std::get<double>(value)
+                            : static_cast<double>(std::get<std::int64_t>(value));
+  if (!std::isfinite(number) ||
+      (spec->range && (number < spec->range->first || number > spec->range->second))) {
+    std::string message = std::string(request_name) + " = " + to_toml_text(value) + " is invalid";
+    if (spec->range) {
+      message += " (must be between " + to_toml_text(spec->range->first) + " and " +
+                 to_toml_text(spec->range->second) + ")";
+    }
+    return unexpected(message);
+  }
+  options.values[name] = value;
+  return true;
+}
+
+bool named(const SamplerLinkSpec& link, const char* plugin) {
+  return link.library->description().name == plugin;
+}
+
+}  // namespace
+
+Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& plugin) {
+  auto library = registry_.load(plugin);
+  if (!library) return unexpected(library.error());
+  SamplerLinkSpec link;
+  link.library = *library;
+  link.options.specs = link.library->description().options;
+  for (const OptionSpec& spec : link.options.specs) {
+    if (spec.default_value) link.options.values[spec.name] = *spec.default_value;
+  }
+  return link;
+}
+
+Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::links(
+    const lpx_sampling_overrides* overrides) {
+  std::vector<std::shared_ptr<PluginInstance>> out;
+  const std::uint32_t set = overrides ? overrides->set & ~LPX_SET_SEED : 0u;
+  if (set == 0) {
+    for (const SamplerLinkSpec& link : chain_) out.push_back(link.instance);
+    return out;
+  }
+  std::lock_guard lock(mutex_);
+  std::vector<SamplerLinkSpec> chain = chain_;  // copies options; instances remade below
+  for (SamplerLinkSpec& link : chain) link.instance.reset();
+  std::size_t selector = chain.size() - 1;
+
+  for (const Field& field : kFields) {
+    if ((set & field.bit) == 0) continue;
+    auto it = std::find_if(chain.begin(), chain.end(),
+                           [&](const SamplerLinkSpec& l) { return named(l, field.plugin); });
+    if (it == chain.end()) {
+      auto link = standard_link(field.plugin);
+      if (!link) return unexpected(std::string(field.request_name) + ": " + link.error());
+      const bool lead = std::string_view(field.plugin) == "penalties";
+      it = chain.insert(lead ? chain.begin() : chain.begin() + static_cast<long>(selector),
+                        std::move(*link));
+      ++selector;
+    }
+    auto ok = set_option(it->options, field.option, value_of(*overrides, field.bit),
+                         field.request_name);
+    if (!ok) return unexpected(ok.error());
+  }
+  if ((set & LPX_SET_TEMPERATURE) && overrides->temperature > 0 && named(chain[selector], "greedy")) {
+    auto dist = standard_link("dist");
+    if (!dist) return unexpected("temperature: " + dist.error());
+    chain[selector] = std::move(*dist);
+  }
+  for (SamplerLinkSpec& link : chain) {
+    if (auto valid = link.library->validate_options(link.options); !valid) {
+      return unexpected(valid.error());
+    }
+    auto instance = link.library->create(link.options);
+    if (!instance) return unexpected(instance.error());
+    out.push_back(std::move(*instance));
+  }
+  return out;
+}
+
+}  // namespace lpx::core

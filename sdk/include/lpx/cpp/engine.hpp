@@ -1,0 +1,107 @@
+// C++ conveniences over lpx/engine.h for transports: an Engine handle with a blocking generate(),
+// RAII sessions, and owned copies of results.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "lpx/cpp/status.hpp"
+#include "lpx/engine.h"
+#include "lpx/kinds/transport.h"
+
+namespace lpx {
+
+// How a request ended, copied out of lpx_request_result.
+struct GenerationResult {
+  lpx_finish_reason finish_reason = LPX_FINISH_ERROR;
+  std::string error;  // FINISH_ERROR only
+  std::uint32_t prompt_tokens = 0;
+  std::uint32_t cached_tokens = 0;
+  std::uint32_t completion_tokens = 0;
+  std::uint32_t context_size = 0;
+  double time_to_first_token_ms = 0;
+  double decode_tokens_per_second = 0;
+  double total_ms = 0;
+};
+
+class EngineHandle {
+ public:
+  // The engine of a run context; throws lpx::Error when the pipeline has none (no [model]).
+  explicit EngineHandle(const lpx_run_context& context) {
+    if (context.struct_size < offsetof(lpx_run_context, show_stats) + sizeof(int32_t) ||
+        context.engine == nullptr || context.engine_api == nullptr) {
+      throw Error(LPX_ERR_UNSUPPORTED, "this pipeline has no model: add a [model] table");
+    }
+    engine_ = context.engine;
+    api_ = context.engine_api;
+  }
+
+  lpx_engine_info info() const {
+    lpx_engine_info out{};
+    out.struct_size = sizeof(out);
+    api_->info(engine_, &out);
+    return out;
+  }
+
+  std::uint64_t create_session() const {
+    std::uint64_t id = 0;
+    check(api_->session_create(engine_, &id));
+    return id;
+  }
+  void destroy_session(std::uint64_t session) const { api_->session_destroy(engine_, session); }
+  void cancel(std::uint64_t request_id) const { api_->cancel(engine_, request_id); }
+
+  // Runs `request` to the end, calling on_text(text) for each non-empty piece of output;
+  // on_text returns false to cancel. `request`'s callbacks and user pointer are replaced.
+  // `on_submitted(id)`, if given, learns the request id (e.g. to cancel it from another thread).
+  // Throws lpx::Error when the engine refuses the request.
+  GenerationResult generate(lpx_request request,
+                            const std::function<bool(std::string_view)>& on_text,
+                            const std::function<void(std::uint64_t)>& on_submitted = {}) const {
+    struct Context {
+      const std::function<bool(std::string_view)>* on_text;
+      GenerationResult result;
+    } context{&on_text, {}};
+    request.struct_size = sizeof(lpx_request);
+    request.user = &context;
+    request.on_token = [](void* user, const lpx_token_event* event) -> std::int32_t {
+      auto& c = *static_cast<Context*>(user);
+      if (event->text_length == 0) return 0;
+      return (*c.on_text)(std::string_view(event->text, event->text_length)) ? 0 : 1;
+    };
+    request.on_done = [](void* user, const lpx_request_result* r) {
+      auto& out = static_cast<Context*>(user)->result;
+      out.finish_reason = static_cast<lpx_finish_reason>(r->finish_reason);
+      out.error = r->error ? r->error->message : "";
+      out.prompt_tokens = r->prompt_tokens;
+      out.cached_tokens = r->cached_tokens;
+      out.completion_tokens = r->completion_tokens;
+      out.context_size = r->context_size;
+      out.time_to_first_token_ms = r->time_to_first_token_ms;
+      out.decode_tokens_per_second = r->decode_tokens_per_second;
+      out.total_ms = r->total_ms;
+    };
+    std::uint64_t id = 0;
+    check(api_->submit(engine_, &request, &id));
+    if (on_submitted) on_submitted(id);
+    api_->wait(engine_, id);
+    return context.result;
+  }
+
+ private:
+  static void check(lpx_status* status) {
+    if (status == nullptr) return;
+    const auto code = static_cast<lpx_status_code>(status->code);
+    std::string message = status->message;
+    status->release(status);
+    throw Error(code, message);
+  }
+
+  lpx_engine* engine_ = nullptr;
+  const lpx_engine_api* api_ = nullptr;
+};
+
+}  // namespace lpx

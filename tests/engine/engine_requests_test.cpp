@@ -1,0 +1,215 @@
+// The engine's request contract (lpx/engine.h) on the default model: limits, stop strings,
+// cancellation, context overflow, sessions, concurrent requests, sampler overrides.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "engine_test_support.hpp"
+
+namespace lpx::test {
+namespace {
+
+class EngineRequests : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(smollm2_path())) GTEST_SKIP() << "run tools/setup.sh first";
+  }
+  std::unique_ptr<core::Engine> make(core::EngineConfig config = {},
+                                     std::vector<std::string> chain = {"greedy"}) {
+    if (config.context_size == 0) config.context_size = 256;
+    return host_.engine(smollm2_path(), "cpu", chain, config);
+  }
+  static lpx_request text(const char* prompt, std::uint32_t max_tokens) {
+    lpx_request r{};
+    r.prompt = prompt;
+    r.max_tokens = max_tokens;
+    return r;
+  }
+  TestHost host_;
+};
+
+TEST_F(EngineRequests, MaxTokensEndsWithLength) {
+  auto engine = make();
+  Generation g = generate(*engine, text("The history of the Roman Empire began when", 5));
+  EXPECT_EQ(g.finish_reason, LPX_FINISH_LENGTH);
+  EXPECT_EQ(g.tokens.size(), 5u);
+  EXPECT_FALSE(g.text.empty());
+}
+
+TEST_F(EngineRequests, AStopStringEndsTheAnswerAndIsNotShown) {
+  auto engine = make();
+  const Generation full = generate(*engine, text("The history of the Roman Empire began when", 24));
+  ASSERT_GT(full.text.size(), 20u);
+  const std::string stop = full.text.substr(10, 4);
+  const char* stops[] = {stop.c_str()};
+  lpx_request r = text("The history of the Roman Empire began when", 24);
+  r.stop = stops;
+  r.stop_count = 1;
+  const Generation cut = generate(*engine, r);
+  EXPECT_EQ(cut.finish_reason, LPX_FINISH_STOP);
+  EXPECT_EQ(cut.text, full.text.substr(0, full.text.find(stop)));
+}
+
+TEST_F(EngineRequests, ReturningNonzeroFromOnTokenCancels) {
+  auto engine = make();
+  struct State {
+    int seen = 0;
+    int32_t reason = 0;
+  } state;
+  lpx_request r = text("Hello", 50);
+  r.struct_size = sizeof(r);
+  r.user = &state;
+  r.on_token = [](void* u, const lpx_token_event*) -> int32_t {
+    return ++static_cast<State*>(u)->seen >= 3 ? 1 : 0;
+  };
+  r.on_done = [](void* u, const lpx_request_result* res) {
+    static_cast<State*>(u)->reason = res->finish_reason;
+  };
+  auto id = engine->submit(r);
+  ASSERT_TRUE(id.has_value()) << id.error();
+  engine->wait(*id);
+  EXPECT_EQ(state.reason, LPX_FINISH_CANCELLED);
+  EXPECT_EQ(state.seen, 3);
+}
+
+TEST_F(EngineRequests, APromptLongerThanTheContextIsRefusedAtSubmit) {
+  core::EngineConfig config;
+  config.context_size = 16;
+  auto engine = make(config);
+  lpx_request r = text("one two three four five six seven eight nine ten eleven twelve thirteen "
+                       "fourteen fifteen sixteen seventeen", 1);
+  r.struct_size = sizeof(r);
+  r.on_done = [](void*, const lpx_request_result*) {};
+  auto id = engine->submit(r);
+  ASSERT_FALSE(id.has_value());
+  EXPECT_NE(id.error().find("the context holds 16"), std::string::npos) << id.error();
+  lpx_request fits = text("Hello", 40);  // 1 + 40 > 16
+  fits.struct_size = sizeof(fits);
+  fits.on_done = r.on_done;
+  auto refused = engine->submit(fits);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().find("exceeds the context"), std::string::npos) << refused.error();
+}
+
+TEST_F(EngineRequests, RunningOutOfContextIsAnErrorNotATruncation) {
+  core::EngineConfig config;
+  config.context_size = 24;
+  auto engine = make(config);
+  const Generation g = generate(*engine, text("1, 2, 3,", 0));
+  EXPECT_EQ(g.finish_reason, LPX_FINISH_ERROR);
+  EXPECT_NE(g.error.find("context is full"), std::string::npos) << g.error;
+  // Every position holds a token; the last token generated needs none.
+  EXPECT_EQ(g.prompt_tokens + g.tokens.size(), 24u + 1u);
+}
+
+TEST_F(EngineRequests, ASessionReusesItsPrefixAndAnswersAsAFreshEngineWould) {
+  auto engine = make();
+  const std::uint64_t session = engine->session_create();
+  lpx_chat_message first[] = {{"user", "What is the capital of Germany?"}};
+  lpx_request r{};
+  r.messages = first;
+  r.message_count = 1;
+  r.max_tokens = 12;
+  r.session = session;
+  const Generation turn1 = generate(*engine, r);
+  ASSERT_TRUE(turn1.error.empty()) << turn1.error;
+  EXPECT_EQ(turn1.cached_tokens, 0u);
+
+  lpx_chat_message second[] = {{"user", "What is the capital of Germany?"},
+                               {"assistant", turn1.text.c_str()},
+                               {"user", "And of Italy?"}};
+  r.messages = second;
+  r.message_count = 3;
+  const Generation turn2 = generate(*engine, r);
+  ASSERT_TRUE(turn2.error.empty()) << turn2.error;
+  EXPECT_GT(turn2.cached_tokens, 20u) << "the first turn's tokens should be reused";
+
+  r.session = 0;
+  const Generation fresh = generate(*engine, r);
+  EXPECT_EQ(fresh.cached_tokens, 0u);
+  EXPECT_EQ(fresh.tokens, turn2.tokens);
+  engine->session_destroy(session);
+}
+
+TEST_F(EngineRequests, ConcurrentRequestsGetTheSameTokensAsAlone) {
+  auto engine = make();
+  const char* prompts[] = {"The history of the Roman Empire began when", "Hello",
+                           "def fibonacci(n):"};
+  std::vector<Generation> alone;
+  for (const char* p : prompts) alone.push_back(generate(*engine, text(p, 16)));
+  std::vector<Generation> together(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] { together[i] = generate(*engine, text(prompts[i], 16)); });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(together[i].tokens, alone[i].tokens) << prompts[i];
+}
+
+TEST_F(EngineRequests, TheSameSeedGivesTheSameSample) {
+  auto engine = make({}, {"top-k", "temperature", "dist"});
+  lpx_sampling_overrides s{};
+  s.struct_size = sizeof(s);
+  s.set = LPX_SET_SEED | LPX_SET_TEMPERATURE;
+  s.seed = 42;
+  s.temperature = 1.5;
+  lpx_request r = text("Once upon a time", 24);
+  r.sampling = &s;
+  const Generation a = generate(*engine, r);
+  const Generation b = generate(*engine, r);
+  s.seed = 7;
+  const Generation c = generate(*engine, r);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_NE(a.tokens, c.tokens);
+}
+
+TEST_F(EngineRequests, LogitBiasCanBanTheGreedyChoice) {
+  auto engine = make();
+  const Generation plain = generate(*engine, text("The history of the Roman Empire began when", 1));
+  ASSERT_EQ(plain.tokens.size(), 1u);
+  const std::int32_t banned = plain.tokens[0];
+  const float minus_inf = -INFINITY;
+  lpx_sampling_overrides s{};
+  s.struct_size = sizeof(s);
+  s.logit_bias_tokens = &banned;
+  s.logit_bias_values = &minus_inf;
+  s.logit_bias_count = 1;
+  lpx_request r = text("The history of the Roman Empire began when", 1);
+  r.sampling = &s;
+  const Generation biased = generate(*engine, r);
+  ASSERT_EQ(biased.tokens.size(), 1u);
+  EXPECT_NE(biased.tokens[0], banned);
+}
+
+TEST_F(EngineRequests, AnOutOfRangeOverrideIsRefusedWithItsName) {
+  auto engine = make();
+  lpx_sampling_overrides s{};
+  s.struct_size = sizeof(s);
+  s.set = LPX_SET_TOP_P;
+  s.top_p = 3.0;
+  lpx_request r = text("Hello", 4);
+  r.struct_size = sizeof(r);
+  r.sampling = &s;
+  r.on_done = [](void*, const lpx_request_result*) {};
+  auto id = engine->submit(r);
+  ASSERT_FALSE(id.has_value());
+  EXPECT_NE(id.error().find("top_p"), std::string::npos) << id.error();
+}
+
+TEST_F(EngineRequests, ChatAnswersNeverShowSpecialTokens) {
+  auto engine = make();
+  lpx_chat_message m[] = {{"user", "What is the capital of Germany?"}};
+  lpx_request r{};
+  r.messages = m;
+  r.message_count = 1;
+  r.max_tokens = 32;
+  const Generation g = generate(*engine, r);
+  EXPECT_EQ(g.finish_reason, LPX_FINISH_EOG);
+  EXPECT_NE(g.text.find("Berlin"), std::string::npos) << g.text;
+  EXPECT_EQ(g.text.find("<|"), std::string::npos) << g.text;
+}
+
+}  // namespace
+}  // namespace lpx::test

@@ -1,0 +1,72 @@
+#include "engine_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lpx::test {
+
+std::filesystem::path shared_dir() {
+  return std::filesystem::path(LPX_SOURCE_DIR) / ".." / "shared";
+}
+std::filesystem::path smollm2_path() {
+  return std::filesystem::path(LPX_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+std::filesystem::path tiny_llama_path() {
+  return shared_dir() / "models" / "llama-2-tiny-random.gguf";
+}
+
+TestHost::TestHost()
+    : services_(metrics_), registry_({std::filesystem::path(LPX_BUILTIN_PLUGIN_DIR)}, services_) {}
+
+std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& model,
+                                               const std::string& backend,
+                                               const std::vector<std::string>& chain,
+                                               core::EngineConfig config) {
+  core::EngineInputs inputs;
+  auto file = core::ModelFile::open(model.string(), registry_);
+  EXPECT_TRUE(file.has_value()) << (file ? "" : file.error());
+  if (!file) return nullptr;
+  inputs.file = std::move(*file);
+  auto b = core::default_instance(registry_, backend);
+  EXPECT_TRUE(b.has_value()) << (b ? "" : b.error());
+  if (!b) return nullptr;
+  inputs.backend = b->instance;
+  for (const std::string& name : chain) {
+    auto link = core::default_instance(registry_, name);
+    EXPECT_TRUE(link.has_value()) << (link ? "" : link.error());
+    if (!link) return nullptr;
+    inputs.sampler_chain.push_back(std::move(*link));
+  }
+  inputs.config = config;
+  auto engine = core::build_engine(std::move(inputs), registry_);
+  EXPECT_TRUE(engine.has_value()) << (engine ? "" : engine.error());
+  return engine ? std::move(*engine) : nullptr;
+}
+
+Generation generate(core::Engine& engine, lpx_request request) {
+  Generation g;
+  request.struct_size = sizeof(request);
+  request.user = &g;
+  request.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+    auto& out = *static_cast<Generation*>(user);
+    if (e->token >= 0) out.tokens.push_back(e->token);
+    out.text.append(e->text, e->text_length);
+    return 0;
+  };
+  request.on_done = [](void* user, const lpx_request_result* r) {
+    auto& out = *static_cast<Generation*>(user);
+    out.finish_reason = r->finish_reason;
+    out.error = r->error ? r->error->message : "";
+    out.prompt_tokens = r->prompt_tokens;
+    out.cached_tokens = r->cached_tokens;
+  };
+  auto id = engine.submit(request);
+  EXPECT_TRUE(id.has_value()) << (id ? "" : id.error());
+  if (!id) {
+    g.error = id.error();
+    return g;
+  }
+  engine.wait(*id);
+  return g;
+}
+
+}  // namespace lpx::test

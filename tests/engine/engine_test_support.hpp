@@ -1,0 +1,51 @@
+// Building real engines for tests: the built-in plugins of this build, a model file, a backend
+// and a sampler chain by name.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/engine_builder.hpp"
+#include "metrics/metrics_registry.hpp"
+#include "plugin_host/host_services.hpp"
+#include "plugin_host/plugin_registry.hpp"
+
+namespace lpx::test {
+
+std::filesystem::path shared_dir();
+std::filesystem::path smollm2_path();     // the default model, installed by tools/setup.sh
+std::filesystem::path tiny_llama_path();  // ../shared/models/llama-2-tiny-random.gguf
+
+// The plugin host of a test: registry over the build's plugin folder. Outlives its engines.
+class TestHost {
+ public:
+  TestHost();
+  core::PluginRegistry& registry() noexcept { return registry_; }
+
+  // An engine for `model` with backend `backend` and the sampler links `chain` (defaults).
+  std::unique_ptr<core::Engine> engine(const std::filesystem::path& model,
+                                       const std::string& backend = "cpu",
+                                       const std::vector<std::string>& chain = {"greedy"},
+                                       core::EngineConfig config = {});
+
+ private:
+  core::MetricsRegistry metrics_;
+  core::HostServices services_;
+  core::PluginRegistry registry_;
+};
+
+// Runs one request to the end on `engine`, collecting every generated token and the text.
+struct Generation {
+  std::vector<std::int32_t> tokens;
+  std::string text;
+  int32_t finish_reason = 0;
+  std::string error;
+  std::uint32_t prompt_tokens = 0;
+  std::uint32_t cached_tokens = 0;
+};
+Generation generate(core::Engine& engine, lpx_request request);
+
+}  // namespace lpx::test
