@@ -1,5 +1,6 @@
 #include "engine/engine_builder.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -25,7 +26,8 @@ std::int64_t int_option(const ResolvedOptions& options, const char* name, std::i
 
 }  // namespace
 
-Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::string& name) {
+Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::string& name,
+                                           const std::map<std::string, OptionValue>& options) {
   auto library = registry.load(name);
   if (!library) return unexpected(library.error());
   SamplerLinkSpec spec;
@@ -33,6 +35,23 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
   spec.options.specs = spec.library->description().options;
   for (const OptionSpec& s : spec.options.specs) {
     if (s.default_value) spec.options.values[s.name] = *s.default_value;
+  }
+  for (const auto& [key, value] : options) {
+    auto it = std::find_if(spec.options.specs.begin(), spec.options.specs.end(),
+                           [&](const OptionSpec& s) { return s.name == key; });
+    if (it == spec.options.specs.end()) {
+      return unexpected("plugin '" + name + "' has no option '" + key + "'");
+    }
+    if (it->type == LPX_OPTION_INT && it->range) {
+      const auto v = static_cast<double>(std::get<std::int64_t>(value));
+      if (v < it->range->first || v > it->range->second) {
+        return unexpected(name + "." + key + " = " + to_toml_text(value) + " is out of range");
+      }
+    }
+    spec.options.values[key] = value;
+  }
+  if (auto valid = spec.library->validate_options(spec.options); !valid) {
+    return unexpected(valid.error());
   }
   auto instance = spec.library->create(spec.options);
   if (!instance) return unexpected(instance.error());

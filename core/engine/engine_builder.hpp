@@ -3,6 +3,7 @@
 // (from command-line flags).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,7 +36,10 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
     const Pipeline& pipeline, const std::vector<std::shared_ptr<PluginInstance>>& instances,
     PluginRegistry& registry);
 
-// A plugin of the registry, created with its default options (for defaults and the CLI).
-Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::string& name);
+// A plugin of the registry, created with its default options, changed by `options` (checked
+// against the plugin's declared ranges). For defaults, the CLI and tools.
+Expected<SamplerLinkSpec> default_instance(
+    PluginRegistry& registry, const std::string& name,
+    const std::map<std::string, OptionValue>& options = {});
 
 }  // namespace lpx::core

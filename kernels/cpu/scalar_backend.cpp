@@ -1,41 +1,20 @@
-// cpu-scalar: the portable CPU backend. Each weight row is dequantized with the reference
-// dequantizer and multiplied in plain C++: no SIMD, no threads, correct on any CPU. It is the
-// baseline the vectorised `cpu` backend is measured and tested against, and proves that backends
-// swap by editing one line of a pipeline file.
+// cpu-scalar: the portable CPU backend. Every kernel is the scalar reference of kernels/reference
+// (matmul: activations rounded to the weight type's dot format, then exact block dot products),
+// on the calling thread: no SIMD, no threads, correct on any CPU. It is the baseline the
+// vectorised `cpu` backend is tested against (their results are bit-identical), and proves that
+// backends swap by editing one line of a pipeline file.
+#include <lpx/cpp/plugin.hpp>
 #include <vector>
 
-#include <lpx/cpp/plugin.hpp>
-
-#include "reference/dequantize.hpp"
-#include "reference/tensor_types.hpp"
+#include "cpu/backend_support.hpp"
+#include "reference/matmul.hpp"
+#include "reference/ops.hpp"
+#include "reference/quantize_activations.hpp"
 
 namespace {
 
+namespace cpu = lpx::kernels::cpu;
 namespace reference = lpx::kernels::reference;
-
-// Rows, columns and bytes per row of a weight, checked against its declared size.
-struct Layout {
-  std::size_t rows;
-  std::size_t columns;
-  std::size_t row_bytes;
-};
-
-Layout layout_of(const lpx_tensor_view& w) {
-  if (w.n_dims < 1 || w.n_dims > 2 || w.dims[0] <= 0 || (w.n_dims == 2 && w.dims[1] <= 0)) {
-    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "weight must be a non-empty vector or matrix");
-  }
-  const auto columns = static_cast<std::size_t>(w.dims[0]);
-  const auto rows = w.n_dims == 2 ? static_cast<std::size_t>(w.dims[1]) : std::size_t{1};
-  const auto row_bytes = reference::row_size_bytes(w.type, columns);
-  if (!row_bytes) {
-    throw lpx::Error(LPX_ERR_UNSUPPORTED, "rows of " + std::to_string(columns) +
-                                              " elements are not whole blocks of this type");
-  }
-  if (*row_bytes != 0 && rows > w.size_bytes / *row_bytes) {
-    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "weight data is shorter than its shape");
-  }
-  return {rows, columns, static_cast<std::size_t>(*row_bytes)};
-}
 
 class ScalarBackend final : public lpx::QuantBackend {
  public:
@@ -45,53 +24,77 @@ class ScalarBackend final : public lpx::QuantBackend {
     return reference::is_valid_tensor_type(type);
   }
 
+  void reserve(const lpx_backend_limits& limits) override {
+    cpu::check_limits(limits);
+    grow(activations_, cpu::activation_capacity(limits.max_rows, limits.max_columns));
+    grow(scratch_, reference::attention_scratch_floats(limits.max_context));
+  }
+
   void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
-    const Layout l = layout_of(w);
-    if (row_.size() < l.columns) row_.resize(l.columns);  // grows once per new width
-    const auto* data = static_cast<const std::uint8_t*>(w.data);
-    for (std::size_t r = 0; r < l.rows; ++r) {
-      dequantize(w.type, data + r * l.row_bytes, l.columns, row_.data());
-      for (std::size_t b = 0; b < batch; ++b) {
-        const float* xb = x + b * l.columns;
-        float sum = 0.0f;
-        for (std::size_t c = 0; c < l.columns; ++c) sum += row_[c] * xb[c];
-        y[b * l.rows + r] = sum;
-      }
-    }
+    const cpu::WeightLayout l = cpu::layout_of(w);
+    if (batch == 0) return;
+    grow(activations_, reference::activation_row_bytes(w.type, l.columns) * batch);
+    reference::quantize_activations(w.type, x, l.columns, batch, activations_.data());
+    reference::dot_rows(
+        {w.type, w.data, l.row_bytes, l.rows, l.columns, activations_.data(), batch, y}, 0, l.rows);
   }
 
   void dequantize_row(const lpx_tensor_view& w, std::int64_t row, float* out) override {
-    const Layout l = layout_of(w);
-    if (row < 0 || static_cast<std::size_t>(row) >= l.rows) {
-      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "row " + std::to_string(row) + " of " +
-                                                     std::to_string(l.rows) + " does not exist");
+    cpu::dequantize_weight_row(w, row, out);
+  }
+
+  void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t n,
+                float eps) override {
+    for (std::size_t r = 0; r < rows; ++r) {
+      reference::rms_norm_row(x + r * n, weight, out + r * n, n, eps);
     }
-    const auto* data = static_cast<const std::uint8_t*>(w.data);
-    dequantize(w.type, data + static_cast<std::size_t>(row) * l.row_bytes, l.columns, out);
+  }
+
+  void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
+            const std::int32_t* positions, const lpx_rope_params& params) override {
+    cpu::check_rope(params, head_dim);
+    for (std::size_t r = 0; r < rows; ++r) {
+      reference::rope_row(x + r * heads * head_dim, heads, head_dim, positions[r], params);
+    }
+  }
+
+  void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
+    reference::swiglu(gate, up, out, n);
+  }
+
+  void attention(const lpx_attention_args& a) override {
+    const std::int64_t max_position = cpu::check_attention(a);
+    if (max_position < 0) return;
+    grow(scratch_,
+         reference::attention_scratch_floats(static_cast<std::uint32_t>(max_position) + 1));
+    for (std::uint32_t row = 0; row < a.n_rows; ++row) {
+      reference::attention_row(a, row, 0, a.n_heads, scratch_.data());
+    }
   }
 
  private:
-  static void dequantize(std::int32_t type, const std::uint8_t* src, std::size_t n, float* out) {
-    const reference::DequantizeStatus status = reference::dequantize_row(type, src, n, out);
-    if (status != reference::DequantizeStatus::ok) {
-      throw lpx::Error(LPX_ERR_UNSUPPORTED, reference::describe(status));
-    }
+  // Buffers only grow: reserve() sizes them for the engine's limits, so kernel calls within
+  // those limits never allocate.
+  template <class T>
+  static void grow(std::vector<T>& buffer, std::size_t size) {
+    if (buffer.size() < size) buffer.resize(size);
   }
 
-  std::vector<float> row_;  // one dequantized row, reused across calls
+  std::vector<std::uint8_t> activations_;  // the quantized x of the current matmul
+  std::vector<float> scratch_;             // attention scratch
 };
 
-constexpr const char* kCapabilities[] = {
-    "device:cpu", "tensor:f32", "tensor:f16",  "tensor:bf16", "tensor:q8_0", "tensor:q4_0",
-    "tensor:q4_1", "tensor:q5_0", "tensor:q5_1", "tensor:q4_k", "tensor:q5_k", "tensor:q6_k",
-    "tensor:q8_k"};
+constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16",
+                                         "tensor:q8_0", "tensor:q4_0", "tensor:q4_1", "tensor:q5_0",
+                                         "tensor:q5_1", "tensor:q4_k", "tensor:q5_k", "tensor:q6_k",
+                                         "tensor:q8_k"};
 
 }  // namespace
 
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<ScalarBackend>(
       {.name = "cpu-scalar",
-       .version = "1.0.0",
+       .version = "1.1.0",
        .license = "Apache-2.0",
        .description = "Portable scalar CPU kernels (the reference backend; any CPU)",
        .options = {},

@@ -67,4 +67,12 @@ constexpr float bf16_to_f32(std::uint16_t bits) noexcept {
   return std::bit_cast<float>(std::uint32_t{bits} << 16);
 }
 
+// f32 to bfloat16, rounding to nearest, ties to even; a NaN becomes a quiet NaN with its sign
+// and top payload bits (the GGUF ecosystem's conversion, bit for bit).
+constexpr std::uint16_t f32_to_bf16(float value) noexcept {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
 }  // namespace lpx::kernels::reference

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #include "engine_test_support.hpp"
 
@@ -69,6 +70,15 @@ void run_window(core::Engine& engine, const char* prompt) {
   engine.wait(*id);
   ASSERT_GE(w.seen, 24) << "the answer ended before the measured window";
   EXPECT_EQ(w.allocations, 0) << "heap allocations during 20 decode steps";
+}
+
+TEST(NoAllocation, TheCounterSeesAllocations) {
+  g_allocations = 0;
+  g_counting = true;
+  auto* probe = new std::vector<int>(1000);
+  g_counting = false;
+  delete probe;
+  EXPECT_GE(g_allocations.load(), 2) << "the counting operator new is not in use";
 }
 
 TEST(NoAllocation, TheDecodeLoopDoesNotAllocate) {

@@ -28,7 +28,7 @@ class PipelineRunnerTest : public ::testing::Test {
 
 TEST_F(PipelineRunnerTest, RunsTheTransportWithItsOptions) {
   Pipeline pipeline = load("message = \"hi\"\nids = [3, 4]\n");
-  PipelineRunner runner(pipeline);
+  PipelineRunner runner(pipeline, registry);
   ASSERT_TRUE(runner.create_instances());
   auto ran = runner.run();
   ASSERT_TRUE(ran) << ran.error();
@@ -41,7 +41,7 @@ TEST_F(PipelineRunnerTest, RunsTheTransportWithItsOptions) {
 
 TEST_F(PipelineRunnerTest, ATransportFailureIsAnErrorWithItsMessage) {
   Pipeline pipeline = load("mode = \"fail\"\n");
-  PipelineRunner runner(pipeline);
+  PipelineRunner runner(pipeline, registry);
   ASSERT_TRUE(runner.create_instances());
   auto ran = runner.run();
   ASSERT_FALSE(ran);
@@ -51,7 +51,7 @@ TEST_F(PipelineRunnerTest, ATransportFailureIsAnErrorWithItsMessage) {
 TEST_F(PipelineRunnerTest, ACreateFailureNamesTheSlot) {
   Pipeline pipeline = load("");
   std::get<std::string>(pipeline.sections[0].options.values["output"]) = "";
-  PipelineRunner runner(pipeline);
+  PipelineRunner runner(pipeline, registry);
   auto created = runner.create_instances();
   ASSERT_FALSE(created);
   EXPECT_EQ(created.error(), "[transport] plugin 'test-transport': output: must not be empty");
@@ -59,7 +59,7 @@ TEST_F(PipelineRunnerTest, ACreateFailureNamesTheSlot) {
 
 TEST_F(PipelineRunnerTest, RequestStopEndsARunningTransport) {
   Pipeline pipeline = load("mode = \"wait\"\n");
-  PipelineRunner runner(pipeline);
+  PipelineRunner runner(pipeline, registry);
   ASSERT_TRUE(runner.create_instances());
   std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

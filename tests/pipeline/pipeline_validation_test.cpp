@@ -97,7 +97,8 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
             (std::vector<std::string>{
                 "1:1: [model] is missing required key 'path' (a string: Model file to load)",
                 "3:1: unknown key 'pth' in [model] (did you mean 'path'?); known keys: plugin, "
-                "path, chat_template"}));
+                "path, chat_template, context_size, kv_cache_tokens, max_sequences, "
+                "batch_tokens"}));
 
   auto ok = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "
                  "\"test-transport\"\noutput = \"o\"\n");

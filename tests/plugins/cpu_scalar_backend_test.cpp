@@ -1,5 +1,7 @@
-// The cpu-scalar backend plugin: matmul over every tensor type, checked against a float64 dot
-// product of the gguf-py dequantized weights (tests/kernels/golden), on random inputs.
+// The cpu-scalar backend plugin: matmul over every tensor type, checked bit for bit against the
+// reference matmul and against a float64 dot product of the gguf-py dequantized weights
+// (tests/kernels/golden) with the activations as rounded to the weight type's dot format (ABI
+// 1.2: matmul rounds x first), on random inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,8 +10,11 @@
 #include <iterator>
 #include <random>
 
+#include "kernels/matmul_test_support.hpp"
 #include "plugin_host/plugin_library.hpp"
 #include "plugin_host/plugin_test_helpers.hpp"
+#include "reference/matmul.hpp"
+#include "reference/quantize_activations.hpp"
 #include "reference/tensor_types.hpp"
 
 namespace lpx::core {
@@ -37,7 +42,7 @@ class CpuScalarBackend : public ::testing::TestWithParam<lpx_tensor_type> {
   const lpx_quant_backend_api* api = nullptr;
 };
 
-TEST_P(CpuScalarBackend, MatmulMatchesAFloat64DotOfTheDequantizedWeights) {
+TEST_P(CpuScalarBackend, MatmulMatchesAFloat64DotOfTheDequantizedOperands) {
   const auto* traits = kernels::reference::traits_of(GetParam());
   ASSERT_NE(traits, nullptr);
   const std::string golden = std::string(LPX_SOURCE_DIR) + "/tests/kernels/golden/" + traits->name;
@@ -48,8 +53,8 @@ TEST_P(CpuScalarBackend, MatmulMatchesAFloat64DotOfTheDequantizedWeights) {
 
   const std::size_t n = weights.size();
   const std::size_t columns = traits->block_elements > 1 ? std::size_t{traits->block_elements} * 4
-                              : n % 64 == 0               ? 64
-                                                          : n;
+                              : n % 64 == 0              ? 64
+                                                         : n;
   ASSERT_EQ(n % columns, 0u);
   const std::size_t rows = n / columns;
   lpx_tensor_view w{};
@@ -70,15 +75,21 @@ TEST_P(CpuScalarBackend, MatmulMatchesAFloat64DotOfTheDequantizedWeights) {
   std::vector<float> y(batch * rows, -1.0f);
   ASSERT_EQ(api->matmul(instance->raw(), &w, x.data(), y.data(), batch), nullptr);
 
+  std::vector<float> expected(batch * rows);
+  std::vector<std::uint8_t> activations;
+  kernels::reference::matmul(GetParam(), blocks.data(), rows, columns, x.data(), batch,
+                             expected.data(), activations);
+  EXPECT_EQ(std::memcmp(expected.data(), y.data(), y.size() * 4), 0) << "not the reference";
+
+  const std::size_t row_bytes = blocks.size() / rows;
+  const std::size_t activation_bytes =
+      kernels::reference::activation_row_bytes(GetParam(), columns);
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t b = 0; b < batch; ++b) {
-      double sum = 0, magnitude = 0;
-      for (std::size_t c = 0; c < columns; ++c) {
-        const double term = static_cast<double>(weights[r * columns + c]) *
-                            static_cast<double>(x[b * columns + c]);
-        sum += term;
-        magnitude += std::fabs(term);
-      }
+      double magnitude = 0;
+      const double sum = kernels::matmul_test::exact_dot(
+          GetParam(), blocks.data() + r * row_bytes, &weights[r * columns],
+          activations.data() + b * activation_bytes, columns, magnitude);
       const float got = y[b * rows + r];
       if (!std::isfinite(sum) || !std::isfinite(magnitude)) {
         EXPECT_FALSE(std::isfinite(got)) << "row " << r << " holds inf/NaN weights";
@@ -93,8 +104,9 @@ TEST_P(CpuScalarBackend, MatmulMatchesAFloat64DotOfTheDequantizedWeights) {
   }
 
   std::vector<float> row(columns);
-  ASSERT_EQ(api->dequantize_row(instance->raw(), &w, static_cast<std::int64_t>(rows - 1), row.data()),
-            nullptr);
+  ASSERT_EQ(
+      api->dequantize_row(instance->raw(), &w, static_cast<std::int64_t>(rows - 1), row.data()),
+      nullptr);
   EXPECT_EQ(std::memcmp(row.data(), &weights[(rows - 1) * columns], columns * 4), 0);
 }
 
@@ -104,7 +116,8 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, CpuScalarBackend,
                                            LPX_TENSOR_Q5_0, LPX_TENSOR_Q5_1, LPX_TENSOR_Q4_K,
                                            LPX_TENSOR_Q5_K, LPX_TENSOR_Q6_K, LPX_TENSOR_Q8_K),
                          [](const auto& param_info) {
-                           return std::string(kernels::reference::traits_of(param_info.param)->name);
+                           return std::string(
+                               kernels::reference::traits_of(param_info.param)->name);
                          });
 
 TEST_F(CpuScalarBackend, RefusesBadShapesAndRowsWithAStatus) {

@@ -1,0 +1,165 @@
+// AVX2 dots of the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) with q8_0 / q8_1
+// activations. Per block the 32 weights become 32 bytes in element order; maddubs + madd give
+// the eight exact lane sums of reference::dots (lane l = elements 4l..4l+3), accumulated with one
+// fma per block. A tile covers R weight rows x B activation rows, so each weight block is
+// unpacked once per B activations and each activation block loaded once per R rows.
+#include <immintrin.h>
+
+#include "cpu/avx2/dot_kernels.hpp"
+#include "cpu/avx2/simd.hpp"
+
+namespace lpx::kernels::avx2::kernels {
+namespace {
+
+// Weight block decoders: 32 values in element order, the f16 scale (and min) at offset 0.
+// kUnsigned types feed maddubs directly; signed ones go through the sign trick.
+struct Q8_0W {
+  static constexpr std::size_t kBytes = 34;
+  static constexpr bool kUnsigned = false;
+  static constexpr bool kHasMin = false;
+  static __m256i values(const std::uint8_t* b) noexcept { return simd::load_i8x32(b + 2); }
+};
+struct Q4_0W {
+  static constexpr std::size_t kBytes = 18;
+  static constexpr bool kUnsigned = false;
+  static constexpr bool kHasMin = false;
+  static __m256i values(const std::uint8_t* b) noexcept {
+    return _mm256_sub_epi8(simd::nibbles(b + 2), _mm256_set1_epi8(8));
+  }
+};
+struct Q4_1W {
+  static constexpr std::size_t kBytes = 20;
+  static constexpr bool kUnsigned = true;
+  static constexpr bool kHasMin = true;
+  static __m256i values(const std::uint8_t* b) noexcept { return simd::nibbles(b + 4); }
+};
+struct Q5_0W {
+  static constexpr std::size_t kBytes = 22;
+  static constexpr bool kUnsigned = false;
+  static constexpr bool kHasMin = false;
+  // q - 16 as int8: the nibble when bit 4 is set, else the nibble with the top four bits set.
+  static __m256i values(const std::uint8_t* b) noexcept {
+    const __m256i high =
+        _mm256_andnot_si256(simd::expand_bits(b + 2), _mm256_set1_epi8(static_cast<char>(0xF0)));
+    return _mm256_or_si256(simd::nibbles(b + 6), high);
+  }
+};
+struct Q5_1W {
+  static constexpr std::size_t kBytes = 24;
+  static constexpr bool kUnsigned = true;
+  static constexpr bool kHasMin = true;
+  static __m256i values(const std::uint8_t* b) noexcept {
+    const __m256i high = _mm256_and_si256(simd::expand_bits(b + 4), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(simd::nibbles(b + 8), high);
+  }
+};
+
+// Activation blocks: q8_1 (d, s, q) for types with a minimum, q8_0 (d, q) otherwise.
+template <class W>
+constexpr std::size_t kActivationBytes = W::kHasMin ? 36 : 34;
+
+// One tile: rows r0..r0+R-1 times activation rows b0..b0+B-1.
+template <class W, int R, int B>
+void tile(const Args& args, std::size_t activation_bytes, std::size_t r0, std::size_t b0) noexcept {
+  constexpr std::size_t kA = kActivationBytes<W>;
+  const std::size_t n_blocks = args.columns / 32;
+  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
+  const auto* activations = static_cast<const std::uint8_t*>(args.activations);
+  const std::uint8_t* w[R];
+  const std::uint8_t* a[B];
+  for (int r = 0; r < R; ++r) w[r] = weights + (r0 + r) * args.row_bytes;
+  for (int b = 0; b < B; ++b) a[b] = activations + (b0 + b) * activation_bytes;
+
+  __m256 acc[R][B];
+  __m128 mins[R][B];  // lane 1 accumulates fma(m_w, s_a, .); the other lanes are ignored
+  for (int r = 0; r < R; ++r) {
+    for (int b = 0; b < B; ++b) {
+      acc[r][b] = _mm256_setzero_ps();
+      mins[r][b] = _mm_setzero_ps();
+    }
+  }
+  for (std::size_t k = 0; k < n_blocks; ++k) {
+    __m128 a_scales[B];
+    __m256i a_values[B];
+    for (int b = 0; b < B; ++b) {
+      const std::uint8_t* block = a[b] + k * kA;
+      a_scales[b] = simd::load_f16x2(block);
+      a_values[b] = simd::load_i8x32(block + kA - 32);
+    }
+    for (int r = 0; r < R; ++r) {
+      const std::uint8_t* block = w[r] + k * W::kBytes;
+      // Decode: fetch the same block of the next tile's rows. A tile reads R short interleaved
+      // streams (a 576-column Q8_0 row is 612 bytes), too short for the hardware prefetcher to
+      // lock on; without this, large matrices ran at half the memory bandwidth.
+      if constexpr (B == 1) {
+        _mm_prefetch(reinterpret_cast<const char*>(block + R * args.row_bytes), _MM_HINT_T0);
+      }
+      const __m256i values = W::values(block);
+      const __m128 w_scales = simd::load_f16x2(block);
+      const __m256i unsigned_values = W::kUnsigned ? values : _mm256_sign_epi8(values, values);
+      for (int b = 0; b < B; ++b) {
+        const __m256i signed_values =
+            W::kUnsigned ? a_values[b] : _mm256_sign_epi8(a_values[b], values);
+        const __m256 isum = _mm256_cvtepi32_ps(simd::dot_u8_i8(unsigned_values, signed_values));
+        const __m256 d = _mm256_broadcastss_ps(_mm_mul_ss(w_scales, a_scales[b]));
+        acc[r][b] = _mm256_fmadd_ps(d, isum, acc[r][b]);
+        if constexpr (W::kHasMin) mins[r][b] = _mm_fmadd_ps(w_scales, a_scales[b], mins[r][b]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int b = 0; b < B; ++b) {
+      float sum = simd::hsum8(acc[r][b]);
+      if constexpr (W::kHasMin) sum += _mm_cvtss_f32(_mm_movehdup_ps(mins[r][b]));
+      args.y[(b0 + b) * args.rows + r0 + r] = sum;
+    }
+  }
+}
+
+template <class W>
+void rows(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  const std::size_t activation_bytes = args.columns / 32 * kActivationBytes<W>;
+  if (args.batch == 1) {
+    std::size_t r = row_begin;
+    for (; r + 4 <= row_end; r += 4) tile<W, 4, 1>(args, activation_bytes, r, 0);
+    for (; r < row_end; ++r) tile<W, 1, 1>(args, activation_bytes, r, 0);
+    return;
+  }
+  for (std::size_t r = row_begin; r < row_end; ++r) {
+    std::size_t b = 0;
+    for (; b + 4 <= args.batch; b += 4) tile<W, 1, 4>(args, activation_bytes, r, b);
+    switch (args.batch - b) {
+      case 3:
+        tile<W, 1, 3>(args, activation_bytes, r, b);
+        break;
+      case 2:
+        tile<W, 1, 2>(args, activation_bytes, r, b);
+        break;
+      case 1:
+        tile<W, 1, 1>(args, activation_bytes, r, b);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void q8_0(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  rows<Q8_0W>(args, row_begin, row_end);
+}
+void q4_0(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  rows<Q4_0W>(args, row_begin, row_end);
+}
+void q4_1(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  rows<Q4_1W>(args, row_begin, row_end);
+}
+void q5_0(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  rows<Q5_0W>(args, row_begin, row_end);
+}
+void q5_1(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  rows<Q5_1W>(args, row_begin, row_end);
+}
+
+}  // namespace lpx::kernels::avx2::kernels

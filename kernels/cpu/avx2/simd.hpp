@@ -1,0 +1,71 @@
+// Small AVX2 helpers shared by the matmul kernels. Internal to kernels/cpu/avx2 (compiled with
+// -mavx2 -mfma -mf16c).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace lpx::kernels::avx2::simd {
+
+// ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)): reference::dots::hsum8, in registers.
+inline float hsum8(__m256 v) noexcept {
+  __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+inline std::uint32_t load_u32(const std::uint8_t* p) noexcept {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// One f16 value as f32.
+inline float load_f16(const std::uint8_t* p) noexcept {
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return _cvtsh_ss(v);
+}
+
+// Two consecutive f16 values as f32 in lanes 0 and 1 (lanes 2 and 3 are zero). Reads 4 bytes.
+inline __m128 load_f16x2(const std::uint8_t* p) noexcept {
+  return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(p))));
+}
+
+inline __m256i load_i8x32(const std::uint8_t* p) noexcept {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// 16 bytes of packed 4-bit values as 32 bytes in element order: low nibbles are elements 0..15,
+// high nibbles 16..31.
+inline __m256i nibbles(const std::uint8_t* p) noexcept {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// Byte i is 0xFF when bit i of the 32 bits at p is set, else 0.
+inline __m256i expand_bits(const std::uint8_t* p) noexcept {
+  const __m256i bits = _mm256_set1_epi32(static_cast<int>(load_u32(p)));
+  const __m256i spread =
+      _mm256_shuffle_epi8(bits, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+                                                 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
+}
+
+// Sum of products of 32 unsigned (u) and 32 signed (s) bytes in eight int32 lanes, lane l
+// holding bytes 4l..4l+3. Exact while each pair of products fits in int16.
+inline __m256i dot_u8_i8(__m256i u, __m256i s) noexcept {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+// The same for two signed operands (neither byte of `b` may be -128).
+inline __m256i dot_i8_i8(__m256i a, __m256i b) noexcept {
+  return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+}
+
+}  // namespace lpx::kernels::avx2::simd

@@ -1,0 +1,224 @@
+// cpu: the fast CPU backend. AVX2/FMA/F16C kernels when the CPU has them (the portable
+// reference kernels otherwise, with a log line saying so), spread over a pool of worker threads,
+// one per physical core by default. Every result is bit-identical to cpu-scalar's: the kernels
+// compute the same arithmetic (kernels/reference), and work is split by output rows (matmul) or
+// (query row, head) pairs (attention), never inside one sum, so the thread count changes speed
+// only.
+//
+// Memory: reserve() sizes the quantized-activation buffer and one attention scratch per thread;
+// after it no kernel call allocates for work within the reserved limits (a call beyond them
+// grows the buffers, which is a caller bug and is logged once).
+#include <algorithm>
+#include <cstdint>
+#include <lpx/cpp/plugin.hpp>
+#include <vector>
+
+#include "cpu/avx2/matmul.hpp"
+#include "cpu/avx2/ops.hpp"
+#include "cpu/avx2/quantize_activations.hpp"
+#include "cpu/backend_support.hpp"
+#include "cpu/cpu_features.hpp"
+#include "cpu/thread_pool.hpp"
+#include "reference/matmul.hpp"
+#include "reference/ops.hpp"
+#include "reference/quantize_activations.hpp"
+
+namespace {
+
+namespace cpu = lpx::kernels::cpu;
+namespace reference = lpx::kernels::reference;
+namespace avx2 = lpx::kernels::avx2;
+
+// One implementation of every kernel the backend calls, chosen once per instance.
+struct KernelSet {
+  const char* name;
+  void (*quantize_activations)(std::int32_t, const float*, std::size_t, std::size_t,
+                               void*) noexcept;
+  void (*dot_rows)(const reference::MatmulArgs&, std::size_t, std::size_t) noexcept;
+  void (*rms_norm_row)(const float*, const float*, float*, std::size_t, float) noexcept;
+  void (*rope_row)(float*, std::size_t, std::size_t, std::int32_t, const lpx_rope_params&) noexcept;
+  void (*swiglu)(const float*, const float*, float*, std::size_t) noexcept;
+  std::size_t (*attention_scratch_floats)(std::uint32_t) noexcept;
+  void (*attention_row)(const lpx_attention_args&, std::uint32_t, std::uint32_t, std::uint32_t,
+                        float*) noexcept;
+};
+
+constexpr KernelSet kAvx2Kernels{"AVX2",
+                                 &avx2::quantize_activations,
+                                 &avx2::dot_rows,
+                                 &avx2::rms_norm_row,
+                                 &avx2::rope_row,
+                                 &avx2::swiglu,
+                                 &avx2::attention_scratch_floats,
+                                 &avx2::attention_row};
+constexpr KernelSet kPortableKernels{"portable",
+                                     &reference::quantize_activations,
+                                     &reference::dot_rows,
+                                     &reference::rms_norm_row,
+                                     &reference::rope_row,
+                                     &reference::swiglu,
+                                     &reference::attention_scratch_floats,
+                                     &reference::attention_row};
+
+const KernelSet& choose_kernels() {
+  if (cpu::cpu_features().has_avx2_kernels()) return kAvx2Kernels;
+  lpx::log_info("this CPU lacks AVX2, FMA or F16C; using the portable kernels (slower)");
+  return kPortableKernels;
+}
+
+// Below this many multiply-adds a matmul runs on the calling thread alone.
+constexpr std::size_t kMinParallelWork = std::size_t{1} << 16;
+
+class CpuBackend final : public lpx::QuantBackend {
+ public:
+  explicit CpuBackend(const lpx::Options& options)
+      : kernels_(choose_kernels()), pool_(static_cast<std::size_t>(options.get_int("threads"))) {
+    lpx::log_debug(std::string(kernels_.name) + " kernels, " + std::to_string(pool_.size()) +
+                   " threads");
+  }
+
+  bool supports_type(std::int32_t type) const noexcept override {
+    return reference::is_valid_tensor_type(type);
+  }
+
+  void reserve(const lpx_backend_limits& limits) override {
+    cpu::check_limits(limits);
+    reserved_ = true;
+    grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
+    grow_attention_scratch(kernels_.attention_scratch_floats(limits.max_context), false);
+  }
+
+  void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
+    const cpu::WeightLayout l = cpu::layout_of(w);
+    if (batch == 0) return;
+    const std::size_t activation_bytes = reference::activation_row_bytes(w.type, l.columns);
+    grow_activations(activation_bytes * batch, true);
+    quantize(w.type, x, l.columns, batch, activation_bytes);
+    const reference::MatmulArgs args{
+        w.type, w.data, l.row_bytes, l.rows, l.columns, activations_.data(), batch, y};
+    const std::size_t tasks = matmul_tasks(l, batch);
+    auto task = [&](std::size_t t, std::size_t) noexcept {
+      kernels_.dot_rows(args, cpu::split_point(l.rows, tasks, t, 4),
+                        cpu::split_point(l.rows, tasks, t + 1, 4));
+    };
+    pool_.parallel_for(tasks, task);
+  }
+
+  void dequantize_row(const lpx_tensor_view& w, std::int64_t row, float* out) override {
+    cpu::dequantize_weight_row(w, row, out);
+  }
+
+  void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t n,
+                float eps) override {
+    for (std::size_t r = 0; r < rows; ++r) {
+      kernels_.rms_norm_row(x + r * n, weight, out + r * n, n, eps);
+    }
+  }
+
+  void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
+            const std::int32_t* positions, const lpx_rope_params& params) override {
+    cpu::check_rope(params, head_dim);
+    for (std::size_t r = 0; r < rows; ++r) {
+      kernels_.rope_row(x + r * heads * head_dim, heads, head_dim, positions[r], params);
+    }
+  }
+
+  void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
+    kernels_.swiglu(gate, up, out, n);
+  }
+
+  // One task per (query row, head); each thread has its own scratch.
+  void attention(const lpx_attention_args& a) override {
+    const std::int64_t max_position = cpu::check_attention(a);
+    if (max_position < 0) return;
+    grow_attention_scratch(
+        kernels_.attention_scratch_floats(static_cast<std::uint32_t>(max_position) + 1), true);
+    const std::size_t heads = a.n_heads;
+    auto task = [&](std::size_t t, std::size_t thread) noexcept {
+      const auto row = static_cast<std::uint32_t>(t / heads);
+      const auto head = static_cast<std::uint32_t>(t % heads);
+      kernels_.attention_row(a, row, head, head + 1, scratch_.data() + thread * scratch_stride_);
+    };
+    pool_.parallel_for(std::size_t{a.n_rows} * heads, task);
+  }
+
+ private:
+  // x rounded to the dot format into activations_; a long prompt's rows are split across the
+  // pool (each row is rounded on its own, so the split changes nothing).
+  void quantize(std::int32_t type, const float* x, std::size_t columns, std::size_t batch,
+                std::size_t activation_bytes) noexcept {
+    if (batch < 8 || pool_.size() == 1) {
+      kernels_.quantize_activations(type, x, columns, batch, activations_.data());
+      return;
+    }
+    const std::size_t tasks = std::min(batch, pool_.size());
+    auto task = [&](std::size_t t, std::size_t) noexcept {
+      const std::size_t begin = cpu::split_point(batch, tasks, t);
+      const std::size_t end = cpu::split_point(batch, tasks, t + 1);
+      kernels_.quantize_activations(type, x + begin * columns, columns, end - begin,
+                                    activations_.data() + begin * activation_bytes);
+    };
+    pool_.parallel_for(tasks, task);
+  }
+
+  std::size_t matmul_tasks(const cpu::WeightLayout& l, std::size_t batch) const noexcept {
+    const std::size_t work = l.rows * l.columns * batch;
+    if (pool_.size() == 1 || work < kMinParallelWork) return 1;
+    // A few chunks per thread, claimed in order, even out uneven progress; four rows at least,
+    // matching the decode kernels' four-row tiles.
+    return std::max<std::size_t>(1, std::min(pool_.size() * 4, (l.rows + 3) / 4));
+  }
+
+  void grow_activations(std::size_t bytes, bool in_kernel) {
+    if (bytes <= activations_.size()) return;
+    warn_unreserved(in_kernel);
+    activations_.resize(bytes);
+  }
+
+  void grow_attention_scratch(std::size_t floats_per_thread, bool in_kernel) {
+    if (floats_per_thread <= scratch_stride_) return;
+    warn_unreserved(in_kernel);
+    scratch_stride_ = floats_per_thread;
+    scratch_.assign(scratch_stride_ * pool_.size(), 0.0f);
+  }
+
+  // Growing inside a kernel call after reserve() means the engine under-reserved: worth one
+  // warning. Without any reserve() (tools, tests) buffers simply grow on first use.
+  void warn_unreserved(bool in_kernel) {
+    if (!in_kernel || !reserved_ || warned_) return;
+    warned_ = true;
+    lpx::log_warn("a kernel call exceeded the reserved limits and allocated");
+  }
+
+  const KernelSet& kernels_;
+  cpu::ThreadPool pool_;
+  std::vector<std::uint8_t> activations_;  // the quantized x of the current matmul
+  std::vector<float> scratch_;             // pool_.size() attention scratches
+  std::size_t scratch_stride_ = 0;
+  bool reserved_ = false;
+  bool warned_ = false;
+};
+
+constexpr lpx_option_spec kOptions[] = {
+    lpx::in_range(lpx::option("threads", LPX_OPTION_INT, "0",
+                              "Threads for the kernels, the engine's own included; 0 = one per "
+                              "physical core"),
+                  0, 256),
+};
+
+constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16",
+                                         "tensor:q8_0", "tensor:q4_0", "tensor:q4_1", "tensor:q5_0",
+                                         "tensor:q5_1", "tensor:q4_k", "tensor:q5_k", "tensor:q6_k",
+                                         "tensor:q8_k"};
+
+}  // namespace
+
+LPX_PLUGIN_ENTRY() {
+  return lpx::describe<CpuBackend>(
+      {.name = "cpu",
+       .version = "1.0.0",
+       .license = "Apache-2.0",
+       .description = "Multithreaded AVX2 CPU kernels (portable fallback on other CPUs)",
+       .options = kOptions,
+       .capabilities = kCapabilities});
+}

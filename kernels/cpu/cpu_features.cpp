@@ -1,0 +1,79 @@
+#include "cpu/cpu_features.hpp"
+
+#include <sched.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace lpx::kernels::cpu {
+namespace {
+
+CpuFeatures detect() noexcept {
+  CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return f;
+  f.fma = (ecx & (1u << 12)) != 0;
+  f.f16c = (ecx & (1u << 29)) != 0;
+  const bool osxsave = (ecx & (1u << 27)) != 0;
+  const bool avx = (ecx & (1u << 28)) != 0;
+  if (osxsave && avx) {
+    unsigned xcr0_low = 0, xcr0_high = 0;
+    __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    f.os_avx = (xcr0_low & 0x6u) == 0x6u;  // SSE and AVX state
+  }
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0) f.avx2 = (ebx & (1u << 5)) != 0;
+#endif
+  return f;
+}
+
+bool read_int(const std::string& path, long& value) {
+  std::ifstream in(path);
+  return static_cast<bool>(in >> value);
+}
+
+std::size_t count_physical_cores() noexcept {
+  try {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const bool have_mask = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
+    std::set<std::pair<long, long>> cores;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (have_mask && !CPU_ISSET(cpu, &allowed)) continue;
+      const std::string topology =
+          "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+      long package = 0, core = 0;
+      if (!read_int(topology + "physical_package_id", package) ||
+          !read_int(topology + "core_id", core)) {
+        continue;
+      }
+      cores.emplace(package, core);
+    }
+    if (!cores.empty()) return cores.size();
+  } catch (...) {
+    // Fall through to the portable answer.
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() noexcept {
+  static const CpuFeatures features = detect();
+  return features;
+}
+
+std::size_t physical_core_count() noexcept {
+  static const std::size_t count = count_physical_cores();
+  return count;
+}
+
+}  // namespace lpx::kernels::cpu

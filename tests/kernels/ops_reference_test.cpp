@@ -1,0 +1,226 @@
+// Properties of the scalar decode-step kernels (reference/ops.hpp) that hold whatever their exact
+// rounding: the exp approximation's accuracy, softmax weights summing to one, attention to one
+// position returning its v, RoPE at position 0 being the identity. Bit-exactness against the
+// reference engine itself was checked when these kernels were written (see ops_arithmetic.hpp).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <vector>
+
+#include "ops_test_support.hpp"
+#include "reference/half_precision.hpp"
+#include "reference/ops.hpp"
+#include "reference/ops_arithmetic.hpp"
+
+namespace lpx::kernels::reference {
+namespace {
+
+using ops_test::PagedCache;
+using ops_test::Random;
+
+// Distance in units in the last place between two finite floats of the same sign.
+std::int64_t ulps_apart(float a, float b) {
+  return std::abs(static_cast<std::int64_t>(std::bit_cast<std::int32_t>(a)) -
+                  static_cast<std::int64_t>(std::bit_cast<std::int32_t>(b)));
+}
+
+TEST(OpsReference, ExpApproximationIsWithinTwoUlpOfExp) {
+  std::int64_t worst = 0;
+  float worst_x = 0.0f;
+  for (float x = -87.0f; x <= 88.0f; x += 0.00137f) {
+    const std::int64_t ulps = ulps_apart(exp_approx(x), std::exp(x));
+    if (ulps > worst) {
+      worst = ulps;
+      worst_x = x;
+    }
+  }
+  EXPECT_LE(worst, 2) << "at x = " << worst_x;
+}
+
+TEST(OpsReference, ExpApproximationEdgesAreExact) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(exp_approx(0.0f), 1.0f);
+  EXPECT_EQ(exp_approx(-kInf), 0.0f);
+  EXPECT_FALSE(std::signbit(exp_approx(-kInf)));
+  EXPECT_EQ(exp_approx(-200.0f), 0.0f);
+  EXPECT_EQ(exp_approx(kInf), kInf);
+  EXPECT_EQ(exp_approx(100.0f), kInf);
+  // Results between the smallest normal and zero go through the two-factor scaling.
+  EXPECT_GT(exp_approx(-95.0f), 0.0f);
+  EXPECT_NEAR(exp_approx(-95.0f) / std::exp(-95.0f), 1.0f, 1e-3f);
+  EXPECT_TRUE(std::isnan(exp_approx(std::numeric_limits<float>::quiet_NaN())));
+}
+
+TEST(OpsReference, SwigluUsesTheApproximationForWholeGroupsAndExpfForTheTail) {
+  Random random(1);
+  const std::vector<float> gate = random.normal(21, 4.0f);
+  const std::vector<float> up = random.normal(21, 1.0f);
+  std::vector<float> out(21);
+  swiglu(gate.data(), up.data(), out.data(), out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const float silu = i < 16 ? silu_approx(gate[i]) : silu_libm(gate[i]);
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(out[i]), std::bit_cast<std::uint32_t>(silu * up[i]))
+        << i;
+    EXPECT_NEAR(out[i], gate[i] / (1.0f + std::exp(-gate[i])) * up[i],
+                1e-5f * (1.0f + std::fabs(out[i])));
+  }
+  // In place over the gate gives the same values.
+  std::vector<float> in_place = gate;
+  swiglu(in_place.data(), up.data(), in_place.data(), in_place.size());
+  EXPECT_TRUE(ops_test::same_bits(out, in_place));
+}
+
+TEST(OpsReference, RmsNormNormalisesToUnitRms) {
+  Random random(2);
+  for (std::size_t n : {1u, 7u, 576u}) {
+    const std::vector<float> x = random.normal(n, 30.0f);
+    const std::vector<float> ones(n, 1.0f);
+    std::vector<float> out(n);
+    rms_norm_row(x.data(), ones.data(), out.data(), n, 1e-6f);
+    double squares = 0.0;
+    for (float v : out) squares += static_cast<double>(v) * static_cast<double>(v);
+    EXPECT_NEAR(squares / static_cast<double>(n), 1.0, 1e-4) << n;
+  }
+}
+
+lpx_rope_params rope_params(std::int32_t mode, std::uint32_t n_rot, const float* factors) {
+  lpx_rope_params params{};
+  params.struct_size = sizeof params;
+  params.mode = mode;
+  params.n_rot = n_rot;
+  params.freq_base = 10000.0f;
+  params.freq_scale = 1.0f;
+  params.freq_factors = factors;
+  return params;
+}
+
+TEST(OpsReference, RopeAtPositionZeroIsTheIdentity) {
+  Random random(3);
+  const std::vector<float> factors = random.normal(32, 1.0f);
+  for (std::int32_t mode : {LPX_ROPE_NORMAL, LPX_ROPE_NEOX}) {
+    const std::vector<float> x = random.normal(3 * 64, 2.0f);
+    std::vector<float> rotated = x;
+    const lpx_rope_params params = rope_params(mode, 64, factors.data());
+    rope_row(rotated.data(), 3, 64, 0, params);
+    EXPECT_TRUE(ops_test::same_bits(x, rotated)) << mode;
+  }
+}
+
+TEST(OpsReference, RopeRotatesPairsAndLeavesTheOtherDimsAlone) {
+  Random random(4);
+  for (std::int32_t mode : {LPX_ROPE_NORMAL, LPX_ROPE_NEOX}) {
+    const std::vector<float> x = random.normal(2 * 80, 2.0f);
+    std::vector<float> rotated = x;
+    rope_row(rotated.data(), 2, 80, 4321, rope_params(mode, 48, nullptr));
+    for (std::size_t h = 0; h < 2; ++h) {
+      for (std::size_t i = 0; i < 24; ++i) {
+        const std::size_t a = h * 80 + (mode == LPX_ROPE_NEOX ? i : 2 * i);
+        const std::size_t b = h * 80 + (mode == LPX_ROPE_NEOX ? i + 24 : 2 * i + 1);
+        EXPECT_NEAR(std::hypot(rotated[a], rotated[b]), std::hypot(x[a], x[b]), 1e-5f);
+      }
+      for (std::size_t d = 48; d < 80; ++d) EXPECT_EQ(rotated[h * 80 + d], x[h * 80 + d]);
+    }
+    // Pair 0 turns by exactly the position (in radians).
+    const std::size_t second = mode == LPX_ROPE_NEOX ? 24 : 1;
+    const double turned = std::atan2(static_cast<double>(rotated[second]), rotated[0]) -
+                          std::atan2(static_cast<double>(x[second]), x[0]);
+    EXPECT_NEAR(std::remainder(turned - 4321.0, 2.0 * std::numbers::pi), 0.0, 1e-4);
+  }
+}
+
+TEST(OpsReference, DotOrdersFollowTheRowCountAndShape) {
+  EXPECT_EQ(qk_dot_order(1, 64), DotOrder::k4x8);
+  EXPECT_EQ(qk_dot_order(2, 64), DotOrder::k1x8);
+  EXPECT_EQ(qk_dot_order(3, 36), DotOrder::k4x8);
+  EXPECT_EQ(pv_dot_order(1, 128), DotOrder::k4x8);
+  EXPECT_EQ(pv_dot_order(3, 36), DotOrder::k1x8);
+  EXPECT_EQ(pv_dot_order(3, 38), DotOrder::k4x8);
+  // The two orders round differently but both compute the dot.
+  Random random(5);
+  const std::vector<float> x = random.normal(72, 1.0f);
+  std::vector<std::uint16_t> y(72);
+  double exact = 0.0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    y[i] = f32_to_f16(random.normal(1, 1.0f)[0]);
+    exact += static_cast<double>(x[i]) * static_cast<double>(f16_to_f32(y[i]));
+  }
+  EXPECT_NEAR(dot_f16(DotOrder::k4x8, x.data(), y.data(), 72), exact, 1e-4);
+  EXPECT_NEAR(dot_f16(DotOrder::k1x8, x.data(), y.data(), 72), exact, 1e-4);
+}
+
+TEST(OpsReference, AttentionToOnePositionReturnsItsValue) {
+  Random random(6);
+  PagedCache cache(random, 1, 2, 64, 16);
+  const std::vector<float> q = random.normal(4 * 64, 1.0f);
+  std::vector<float> out(q.size());
+  const std::vector<std::int32_t> positions{0};
+  const lpx_attention_args args = ops_test::attention_args(cache, q, out, positions, 4);
+  std::vector<float> scratch(attention_scratch_floats(1));
+  attention_row(args, 0, 0, 4, scratch.data());
+  for (std::uint32_t h = 0; h < 4; ++h) {
+    for (std::uint32_t d = 0; d < 64; ++d) {
+      EXPECT_EQ(out[h * 64 + d], f16_to_f32(cache.v_at(0, h / 2, d))) << h << " " << d;
+    }
+  }
+}
+
+TEST(OpsReference, AttentionWeightsSumToOne) {
+  // With every v equal to 1 the output is the sum of the f16-rounded softmax weights.
+  Random random(7);
+  for (std::int32_t position : {0, 6, 7, 100, 299}) {
+    PagedCache cache(random, static_cast<std::uint32_t>(position) + 1, 1, 64, 7);
+    for (std::uint16_t& v : cache.v) {
+      if (v != PagedCache::kNaN) v = f32_to_f16(1.0f);
+    }
+    const std::vector<float> q = random.normal(64, 3.0f);
+    std::vector<float> out(64);
+    const std::vector<std::int32_t> positions{position};
+    const lpx_attention_args args = ops_test::attention_args(cache, q, out, positions, 1);
+    std::vector<float> scratch(attention_scratch_floats(static_cast<std::uint32_t>(position) + 1));
+    attention_row(args, 0, 0, 1, scratch.data());
+    for (float v : out)
+      EXPECT_NEAR(v, 1.0f, 1e-3f * (1.0f + static_cast<float>(position) / 64)) << position;
+  }
+}
+
+TEST(OpsReference, AttentionMatchesAFloatSoftmaxClosely) {
+  Random random(8);
+  constexpr std::uint32_t kDim = 64;
+  constexpr std::int32_t kPosition = 40;
+  PagedCache cache(random, kPosition + 1, 1, kDim, 16);
+  const std::vector<float> q = random.normal(kDim, 1.0f);
+  std::vector<float> out(kDim);
+  const std::vector<std::int32_t> positions{kPosition};
+  const lpx_attention_args args = ops_test::attention_args(cache, q, out, positions, 1);
+  std::vector<float> scratch(attention_scratch_floats(kPosition + 1));
+  attention_row(args, 0, 0, 1, scratch.data());
+
+  std::vector<double> weights(kPosition + 1);
+  double max = -1e300;
+  for (std::int32_t t = 0; t <= kPosition; ++t) {
+    double dot = 0.0;
+    for (std::uint32_t d = 0; d < kDim; ++d) {
+      dot += static_cast<double>(q[d]) *
+             static_cast<double>(f16_to_f32(cache.k_at(static_cast<std::uint32_t>(t), 0, d)));
+    }
+    weights[static_cast<std::size_t>(t)] = dot * static_cast<double>(args.scale);
+    max = std::max(max, weights[static_cast<std::size_t>(t)]);
+  }
+  double sum = 0.0;
+  for (double& w : weights) sum += (w = std::exp(w - max));
+  for (std::uint32_t d = 0; d < kDim; ++d) {
+    double expected = 0.0;
+    for (std::int32_t t = 0; t <= kPosition; ++t) {
+      expected += weights[static_cast<std::size_t>(t)] / sum *
+                  static_cast<double>(f16_to_f32(cache.v_at(static_cast<std::uint32_t>(t), 0, d)));
+    }
+    EXPECT_NEAR(out[d], expected, 5e-3) << d;
+  }
+}
+
+}  // namespace
+}  // namespace lpx::kernels::reference
