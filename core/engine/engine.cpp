@@ -513,13 +513,14 @@ void Engine::deliver(Request& r, std::int32_t token) {
   } else if (r.sequence->tokens.size() + 1 > config_.context_size) {
     finish(r, LPX_FINISH_ERROR,
            "the context is full (" + std::to_string(config_.context_size) +
-               " tokens); the answer was cut off here");
+               " tokens); the answer was cut off here",
+           LPX_ERR_RESOURCE_EXHAUSTED);
   } else {
     r.next_token = token;
   }
 }
 
-void Engine::finish(Request& r, std::int32_t reason, std::string error) {
+void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_status_code code) {
   if (reason != LPX_FINISH_STOP && reason != LPX_FINISH_ERROR && r.decoder) {
     // Text held back for a possible stop string (or an incomplete character) is still answer.
     std::string tail = r.decoder->flush();
@@ -537,7 +538,7 @@ void Engine::finish(Request& r, std::int32_t reason, std::string error) {
   result.finish_reason = reason;
   lpx_status* status = nullptr;
   if (reason == LPX_FINISH_ERROR) {
-    status = make_status(LPX_ERR_INTERNAL, error.c_str());
+    status = make_status(code, error.c_str());
     result.error = status;
   }
   result.prompt_tokens = static_cast<std::uint32_t>(r.prompt.size());

@@ -91,7 +91,8 @@ class Engine {
   void step();
   void build_batch();
   void deliver(Request& request, std::int32_t token);
-  void finish(Request& request, std::int32_t reason, std::string error = {});
+  void finish(Request& request, std::int32_t reason, std::string error = {},
+              lpx_status_code code = LPX_ERR_INTERNAL);
   void release(Request& request);  // with mutex_ held
 
   EngineParts parts_;

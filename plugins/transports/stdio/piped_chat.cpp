@@ -49,10 +49,8 @@ void run_piped_chat(const ChatSetup& setup) {
   if (!output_ok) throw Error(LPX_ERR_IO, "cannot write the answer to stdout");
   if (result.finish_reason == LPX_FINISH_ERROR || result.finish_reason == LPX_FINISH_CANCELLED) {
     if (printed) (void)write_out("\n");
-    // GenerationResult keeps the engine's message but not its status code.
-    throw Error(LPX_ERR_UNSUPPORTED, result.finish_reason == LPX_FINISH_ERROR
-                                         ? result.error
-                                         : std::string("the answer was cancelled"));
+    if (result.finish_reason == LPX_FINISH_ERROR) throw Error(result.error_code, result.error);
+    throw Error(LPX_ERR_CANCELLED, "the answer was cancelled");
   }
   if (!write_out("\n")) throw Error(LPX_ERR_IO, "cannot write the answer to stdout");
   if (setup.show_stats) write_err(stats_line(result));

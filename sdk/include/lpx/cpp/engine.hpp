@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -17,7 +18,8 @@ namespace lpx {
 // How a request ended, copied out of lpx_request_result.
 struct GenerationResult {
   lpx_finish_reason finish_reason = LPX_FINISH_ERROR;
-  std::string error;  // FINISH_ERROR only
+  lpx_status_code error_code = LPX_OK;  // FINISH_ERROR only
+  std::string error;                    // FINISH_ERROR only
   std::uint32_t prompt_tokens = 0;
   std::uint32_t cached_tokens = 0;
   std::uint32_t completion_tokens = 0;
@@ -55,7 +57,8 @@ class EngineHandle {
   void cancel(std::uint64_t request_id) const { api_->cancel(engine_, request_id); }
 
   // Runs `request` to the end, calling on_text(text) for each non-empty piece of output;
-  // on_text returns false to cancel. `request`'s callbacks and user pointer are replaced.
+  // on_text returns false to cancel (an exception it throws also cancels, and is rethrown
+  // here once the request has ended). `request`'s callbacks and user pointer are replaced.
   // `on_submitted(id)`, if given, learns the request id (e.g. to cancel it from another thread).
   // Throws lpx::Error when the engine refuses the request.
   GenerationResult generate(lpx_request request,
@@ -64,18 +67,27 @@ class EngineHandle {
     struct Context {
       const std::function<bool(std::string_view)>* on_text;
       GenerationResult result;
-    } context{&on_text, {}};
+      std::exception_ptr failure;
+    } context{&on_text, {}, {}};
     request.struct_size = sizeof(lpx_request);
     request.user = &context;
     request.on_token = [](void* user, const lpx_token_event* event) -> std::int32_t {
       auto& c = *static_cast<Context*>(user);
-      if (event->text_length == 0) return 0;
-      return (*c.on_text)(std::string_view(event->text, event->text_length)) ? 0 : 1;
+      if (event->text_length == 0 || c.failure) return c.failure ? 1 : 0;
+      try {  // nothing may unwind into the engine's C callback
+        return (*c.on_text)(std::string_view(event->text, event->text_length)) ? 0 : 1;
+      } catch (...) {
+        c.failure = std::current_exception();
+        return 1;
+      }
     };
     request.on_done = [](void* user, const lpx_request_result* r) {
       auto& out = static_cast<Context*>(user)->result;
       out.finish_reason = static_cast<lpx_finish_reason>(r->finish_reason);
-      out.error = r->error ? r->error->message : "";
+      if (r->error != nullptr) {
+        out.error_code = static_cast<lpx_status_code>(r->error->code);
+        out.error = r->error->message ? r->error->message : "";
+      }
       out.prompt_tokens = r->prompt_tokens;
       out.cached_tokens = r->cached_tokens;
       out.completion_tokens = r->completion_tokens;
@@ -88,6 +100,7 @@ class EngineHandle {
     check(api_->submit(engine_, &request, &id));
     if (on_submitted) on_submitted(id);
     api_->wait(engine_, id);
+    if (context.failure) std::rethrow_exception(context.failure);
     return context.result;
   }
 
