@@ -1,8 +1,6 @@
 // `lpx-pipeline generate`: one completion of a prompt, streamed to stdout (or, with --ids, the
 // generated token ids as one JSON array). The engine is the same one pipelines run.
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +9,7 @@
 #include "cli/signal_watcher.hpp"
 #include "engine/engine_builder.hpp"
 #include "plugin_host/plugin_registry.hpp"
+#include "util/read_file.hpp"
 
 namespace lpx::cli {
 namespace {
@@ -51,14 +50,12 @@ struct Output {
 int generate_command(const GenerateArguments& arguments) {
   std::string prompt = arguments.prompt;
   if (!arguments.prompt_file.empty()) {
-    std::ifstream in(arguments.prompt_file, std::ios::binary);
-    if (!in) {
-      std::cerr << "error: " << arguments.prompt_file << ": cannot read\n";
+    auto text = core::read_whole_file(arguments.prompt_file);
+    if (!text) {
+      std::cerr << "error: " << text.error() << "\n";
       return kExitRuntimeError;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    prompt = text.str();
+    prompt = std::move(*text);
   }
   SignalWatcher signals;
   core::MetricsRegistry metrics;

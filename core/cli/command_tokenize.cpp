@@ -1,24 +1,21 @@
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/loaded_model.hpp"
+#include "util/read_file.hpp"
 
 namespace lpx::cli {
 
 int tokenize_command(const TokenizeArguments& arguments) {
   std::string text = arguments.text;
   if (!arguments.file.empty()) {
-    std::ifstream in(arguments.file, std::ios::binary);
-    if (!in) {
-      std::cerr << "error: " << arguments.file << ": cannot read\n";
+    auto content = core::read_whole_file(arguments.file);
+    if (!content) {
+      std::cerr << "error: " << content.error() << "\n";
       return kExitRuntimeError;
     }
-    std::ostringstream content;
-    content << in.rdbuf();
-    text = content.str();
+    text = std::move(*content);
   }
   auto model = LoadedModel::open(arguments.model_path);
   if (!model) {

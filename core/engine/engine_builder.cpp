@@ -1,23 +1,14 @@
 #include "engine/engine_builder.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "tokenizer/vocabulary.hpp"
+#include "util/read_file.hpp"
 
 namespace lpx::core {
 namespace {
-
-Expected<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(path + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::int64_t int_option(const ResolvedOptions& options, const char* name, std::int64_t fallback) {
   auto it = options.values.find(name);
@@ -68,7 +59,7 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
   parts.tokenizer = std::move(*tokenizer);
 
   if (inputs.chat_template_path) {
-    auto source = read_file(*inputs.chat_template_path);
+    auto source = read_whole_file(*inputs.chat_template_path);
     if (!source) return unexpected(source.error());
     auto parsed = ChatTemplate::parse(*source);
     if (!parsed) return unexpected(*inputs.chat_template_path + ": " + parsed.error());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "chat_template/chat_template.hpp"
+#include "util/read_file.hpp"
 #include "util/did_you_mean.hpp"
 
 namespace lpx::core {
@@ -79,14 +80,12 @@ void check_chat_template(const PipelineDocument& document, const Pipeline& pipel
   const toml::node* node = document.root().at_path("model.chat_template").node();
   const SourceLocation where = node ? document.where(*node, "model.chat_template")
                                     : SourceLocation{document.path(), 1, 1};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = read_whole_file(path);
+  if (!text) {
     diagnostics.error(where, "cannot read chat template file '" + path + "'");
     return;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (auto parsed = ChatTemplate::parse(text.str()); !parsed) {
+  if (auto parsed = ChatTemplate::parse(*text); !parsed) {
     diagnostics.error(where, path + ": " + parsed.error());
   }
 }

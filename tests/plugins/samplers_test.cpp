@@ -185,5 +185,24 @@ TEST_F(Samplers, AChainFiltersThenChooses) {
   EXPECT_EQ(left[0].id, 1);
 }
 
+TEST_F(Samplers, LogitBiasShiftsOnlyTheListedTokensAndBansByDefault) {
+  const Candidates c = {{0, 1.0f, 0}, {1, 2.0f, 0}, {2, 3.0f, 0}, {3, 0.5f, 0}};
+  Sampler boost(services, "logit-bias",
+                {{"tokens", std::vector<std::int64_t>{0, 3, 99}}, {"bias", 2.5}});
+  const Candidates boosted = boost.apply(c, nullptr, true);
+  ASSERT_EQ(boosted.size(), 4u);
+  EXPECT_FLOAT_EQ(boosted[0].logit, 3.5f);
+  EXPECT_FLOAT_EQ(boosted[1].logit, 2.0f);
+  EXPECT_FLOAT_EQ(boosted[2].logit, 3.0f);
+  EXPECT_FLOAT_EQ(boosted[3].logit, 3.0f);
+
+  Sampler ban(services, "logit-bias", {{"tokens", std::vector<std::int64_t>{2}}});  // default: ban
+  std::int64_t selected = 0;
+  const Candidates banned = ban.apply(c, &selected);
+  EXPECT_LT(banned[2].logit, -1e29f);
+  Sampler greedy(services, "greedy");
+  EXPECT_EQ(greedy.apply(banned, &selected)[static_cast<std::size_t>(selected)].id, 1);
+}
+
 }  // namespace
 }  // namespace lpx::core
