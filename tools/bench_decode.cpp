@@ -6,6 +6,7 @@
 // Also prints the model bytes every decode step streams and the machine's measured read
 // bandwidth, so the decode rate can be put against the memory roofline.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
   unsigned threads = 0;
   std::uint32_t pp = 64, tg = 128, repetitions = 3;
   bool bandwidth = false;
+  std::vector<std::string> option_args;
   app.add_option("--model", model, "Model file")->required();
   app.add_option("--backend", backend, "Backend plugin")->capture_default_str();
   app.add_option("--threads", threads, "Backend threads (0 = its default)");
@@ -108,6 +110,8 @@ int main(int argc, char** argv) {
   app.add_option("--tg", tg, "Generated tokens (0 = skip)")->capture_default_str();
   app.add_option("--repetitions,-r", repetitions, "Runs of each test")->capture_default_str();
   app.add_flag("--bandwidth", bandwidth, "Also measure the machine's read bandwidth");
+  app.add_option("--option", option_args,
+                 "Backend option KEY=VALUE, repeatable (e.g. --option activations=f32)");
   CLI11_PARSE(app, argc, argv);
   core::LogConfig log;
   log.level = "warn";
@@ -132,6 +136,23 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, core::OptionValue> options;
   if (threads != 0) options["threads"] = std::int64_t{threads};
+  for (const std::string& arg : option_args) {
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "error: --option wants KEY=VALUE, got \"%s\"\n", arg.c_str());
+      return 1;
+    }
+    const std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
+    // An integer is an int64 option; anything else a string.
+    std::int64_t number = 0;
+    const char* end = value.data() + value.size();
+    const auto [ptr, ec] = std::from_chars(value.data(), end, number);
+    if (!value.empty() && ec == std::errc() && ptr == end) {
+      options[key] = number;
+    } else {
+      options[key] = value;
+    }
+  }
   auto instance = core::default_instance(registry, backend, options);
   if (!instance) {
     std::fprintf(stderr, "error: %s\n", instance.error().c_str());

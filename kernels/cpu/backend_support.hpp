@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <lpx/cpp/options.hpp>
 #include <lpx/cpp/status.hpp>
 #include <string>
 
@@ -15,6 +16,25 @@
 #include "reference/tensor_types.hpp"
 
 namespace lpx::kernels::cpu {
+
+// The `activations` option of both plugins: the precision of the activations in matmuls.
+inline constexpr lpx_option_spec kActivationsOption = lpx::one_of(
+    lpx::option("activations", LPX_OPTION_STRING, "\"q8\"",
+                "Activation precision in matmuls: q8 = 8-bit blocks like llama.cpp (fastest, its "
+                "exact results); f32 = float activations against exactly dequantized weights "
+                "(closer to the model's own arithmetic, slower)"),
+    "q8|f32");
+
+// True when `options` select f32 activations (reference/matmul_f32.hpp), false for the default
+// q8 (activations rounded to the weight type's dot format, reference/matmul.hpp) and when the
+// host passed no value at all.
+inline bool f32_activations(const lpx::Options& options) {
+  if (!options.is_set("activations")) return false;
+  const std::string value = options.get_string("activations");
+  if (value == "f32") return true;
+  if (value == "q8") return false;
+  throw Error(LPX_ERR_INVALID_ARGUMENT, "activations must be q8 or f32, not \"" + value + "\"");
+}
 
 // Rows, columns and bytes per row of a weight, checked against its declared size.
 struct WeightLayout {
@@ -66,6 +86,14 @@ inline std::size_t activation_capacity(std::uint64_t rows, std::uint64_t columns
     throw Error(LPX_ERR_OUT_OF_MEMORY, "backend limits are too large");
   }
   return static_cast<std::size_t>(rows * columns * 4);
+}
+
+// Floats of one dequantized weight row of up to `columns` elements (the f32 mode's scratch).
+inline std::size_t dequantized_row_capacity(std::uint64_t columns) {
+  if (columns > std::numeric_limits<std::size_t>::max() / 4) {
+    throw Error(LPX_ERR_OUT_OF_MEMORY, "backend limits are too large");
+  }
+  return static_cast<std::size_t>(columns);
 }
 
 inline void check_limits(const lpx_backend_limits& limits) {

@@ -5,21 +5,28 @@
 // (query row, head) pairs (attention), never inside one sum, so the thread count changes speed
 // only.
 //
-// Memory: reserve() sizes the quantized-activation buffer and one attention scratch per thread;
-// after it no kernel call allocates for work within the reserved limits (a call beyond them
-// grows the buffers, which is a caller bug and is logged once).
+// Matmul activations (option `activations`): "q8" (default) rounds them to the weight type's dot
+// format, llama.cpp's arithmetic (reference/matmul.hpp); "f32" keeps them f32 against exactly
+// dequantized weights (reference/matmul_f32.hpp). Both are bit-identical to cpu-scalar's.
+//
+// Memory: reserve() sizes the quantized-activation buffer (q8) or one dequantized-row scratch
+// per thread (f32), and one attention scratch per thread; after it no kernel call allocates for
+// work within the reserved limits (a call beyond them grows the buffers, which is a caller bug
+// and is logged once).
 #include <algorithm>
 #include <cstdint>
 #include <lpx/cpp/plugin.hpp>
 #include <vector>
 
 #include "cpu/avx2/matmul.hpp"
+#include "cpu/avx2/matmul_f32.hpp"
 #include "cpu/avx2/ops.hpp"
 #include "cpu/avx2/quantize_activations.hpp"
 #include "cpu/backend_support.hpp"
 #include "cpu/cpu_features.hpp"
 #include "cpu/thread_pool.hpp"
 #include "reference/matmul.hpp"
+#include "reference/matmul_f32.hpp"
 #include "reference/ops.hpp"
 #include "reference/quantize_activations.hpp"
 
@@ -35,6 +42,8 @@ struct KernelSet {
   void (*quantize_activations)(std::int32_t, const float*, std::size_t, std::size_t,
                                void*) noexcept;
   void (*dot_rows)(const reference::MatmulArgs&, std::size_t, std::size_t) noexcept;
+  // f32 activations; the last argument is a per-thread scratch of `columns` floats.
+  void (*dot_rows_f32)(const reference::F32MatmulArgs&, std::size_t, std::size_t, float*) noexcept;
   void (*rms_norm_row)(const float*, const float*, float*, std::size_t, float) noexcept;
   void (*rope_row)(float*, std::size_t, std::size_t, std::int32_t, const lpx_rope_params&) noexcept;
   void (*swiglu)(const float*, const float*, float*, std::size_t) noexcept;
@@ -43,9 +52,16 @@ struct KernelSet {
                         float*) noexcept;
 };
 
+// The reference needs no scratch.
+void reference_dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t row_begin,
+                            std::size_t row_end, float*) noexcept {
+  reference::dot_rows_f32(args, row_begin, row_end);
+}
+
 constexpr KernelSet kAvx2Kernels{"AVX2",
                                  &avx2::quantize_activations,
                                  &avx2::dot_rows,
+                                 &avx2::dot_rows_f32,
                                  &avx2::rms_norm_row,
                                  &avx2::rope_row,
                                  &avx2::swiglu,
@@ -54,6 +70,7 @@ constexpr KernelSet kAvx2Kernels{"AVX2",
 constexpr KernelSet kPortableKernels{"portable",
                                      &reference::quantize_activations,
                                      &reference::dot_rows,
+                                     &reference_dot_rows_f32,
                                      &reference::rms_norm_row,
                                      &reference::rope_row,
                                      &reference::swiglu,
@@ -72,9 +89,11 @@ constexpr std::size_t kMinParallelWork = std::size_t{1} << 16;
 class CpuBackend final : public lpx::QuantBackend {
  public:
   explicit CpuBackend(const lpx::Options& options)
-      : kernels_(choose_kernels()), pool_(static_cast<std::size_t>(options.get_int("threads"))) {
+      : kernels_(choose_kernels()),
+        pool_(static_cast<std::size_t>(options.get_int("threads"))),
+        f32_activations_(cpu::f32_activations(options)) {
     lpx::log_debug(std::string(kernels_.name) + " kernels, " + std::to_string(pool_.size()) +
-                   " threads");
+                   " threads, " + (f32_activations_ ? "f32" : "q8") + " activations");
   }
 
   bool supports_type(std::int32_t type) const noexcept override {
@@ -84,13 +103,18 @@ class CpuBackend final : public lpx::QuantBackend {
   void reserve(const lpx_backend_limits& limits) override {
     cpu::check_limits(limits);
     reserved_ = true;
-    grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
+    if (f32_activations_) {
+      grow_dequantized(cpu::dequantized_row_capacity(limits.max_columns), false);
+    } else {
+      grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
+    }
     grow_attention_scratch(kernels_.attention_scratch_floats(limits.max_context), false);
   }
 
   void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
     const cpu::WeightLayout l = cpu::layout_of(w);
     if (batch == 0) return;
+    if (f32_activations_) return matmul_f32(w, l, x, y, batch);
     const std::size_t activation_bytes = reference::activation_row_bytes(w.type, l.columns);
     grow_activations(activation_bytes * batch, true);
     quantize(w.type, x, l.columns, batch, activation_bytes);
@@ -143,6 +167,21 @@ class CpuBackend final : public lpx::QuantBackend {
   }
 
  private:
+  // x stays f32: each thread dequantizes into its own scratch (the K types).
+  void matmul_f32(const lpx_tensor_view& w, const cpu::WeightLayout& l, const float* x, float* y,
+                  std::size_t batch) {
+    grow_dequantized(l.columns, true);
+    const reference::F32MatmulArgs args{w.type,    w.data, l.row_bytes, l.rows,
+                                        l.columns, x,      batch,       y};
+    const std::size_t tasks = matmul_tasks(l, batch);
+    auto task = [&](std::size_t t, std::size_t thread) noexcept {
+      kernels_.dot_rows_f32(args, cpu::split_point(l.rows, tasks, t, 4),
+                            cpu::split_point(l.rows, tasks, t + 1, 4),
+                            dequantized_.data() + thread * dequantized_stride_);
+    };
+    pool_.parallel_for(tasks, task);
+  }
+
   // x rounded to the dot format into activations_; a long prompt's rows are split across the
   // pool (each row is rounded on its own, so the split changes nothing).
   void quantize(std::int32_t type, const float* x, std::size_t columns, std::size_t batch,
@@ -175,6 +214,13 @@ class CpuBackend final : public lpx::QuantBackend {
     activations_.resize(bytes);
   }
 
+  void grow_dequantized(std::size_t floats_per_thread, bool in_kernel) {
+    if (floats_per_thread <= dequantized_stride_) return;
+    warn_unreserved(in_kernel);
+    dequantized_stride_ = floats_per_thread;
+    dequantized_.assign(dequantized_stride_ * pool_.size(), 0.0f);
+  }
+
   void grow_attention_scratch(std::size_t floats_per_thread, bool in_kernel) {
     if (floats_per_thread <= scratch_stride_) return;
     warn_unreserved(in_kernel);
@@ -192,7 +238,10 @@ class CpuBackend final : public lpx::QuantBackend {
 
   const KernelSet& kernels_;
   cpu::ThreadPool pool_;
-  std::vector<std::uint8_t> activations_;  // the quantized x of the current matmul
+  const bool f32_activations_;             // the `activations` option is "f32"
+  std::vector<std::uint8_t> activations_;  // q8: the quantized x of the current matmul
+  std::vector<float> dequantized_;         // f32: pool_.size() dequantized-row scratches
+  std::size_t dequantized_stride_ = 0;     // floats per thread
   std::vector<float> scratch_;             // pool_.size() attention scratches
   std::size_t scratch_stride_ = 0;
   bool reserved_ = false;
@@ -204,6 +253,7 @@ constexpr lpx_option_spec kOptions[] = {
                               "Threads for the kernels, the engine's own included; 0 = one per "
                               "physical core"),
                   0, 256),
+    cpu::kActivationsOption,
 };
 
 constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16",
@@ -216,7 +266,7 @@ constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<CpuBackend>(
       {.name = "cpu",
-       .version = "1.0.0",
+       .version = "1.1.0",
        .license = "Apache-2.0",
        .description = "Multithreaded AVX2 CPU kernels (portable fallback on other CPUs)",
        .options = kOptions,

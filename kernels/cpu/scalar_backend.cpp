@@ -1,6 +1,7 @@
 // cpu-scalar: the portable CPU backend. Every kernel is the scalar reference of kernels/reference
-// (matmul: activations rounded to the weight type's dot format, then exact block dot products),
-// on the calling thread: no SIMD, no threads, correct on any CPU. It is the baseline the
+// (matmul: activations rounded to the weight type's dot format, then exact block dot products;
+// or, with `activations = "f32"`, f32 activations against exactly dequantized weights), on the
+// calling thread: no SIMD, no threads, correct on any CPU. It is the baseline the
 // vectorised `cpu` backend is tested against (their results are bit-identical), and proves that
 // backends swap by editing one line of a pipeline file.
 #include <lpx/cpp/plugin.hpp>
@@ -8,6 +9,7 @@
 
 #include "cpu/backend_support.hpp"
 #include "reference/matmul.hpp"
+#include "reference/matmul_f32.hpp"
 #include "reference/ops.hpp"
 #include "reference/quantize_activations.hpp"
 
@@ -18,7 +20,8 @@ namespace reference = lpx::kernels::reference;
 
 class ScalarBackend final : public lpx::QuantBackend {
  public:
-  explicit ScalarBackend(const lpx::Options&) {}
+  explicit ScalarBackend(const lpx::Options& options)
+      : f32_activations_(cpu::f32_activations(options)) {}
 
   bool supports_type(std::int32_t type) const noexcept override {
     return reference::is_valid_tensor_type(type);
@@ -26,13 +29,20 @@ class ScalarBackend final : public lpx::QuantBackend {
 
   void reserve(const lpx_backend_limits& limits) override {
     cpu::check_limits(limits);
-    grow(activations_, cpu::activation_capacity(limits.max_rows, limits.max_columns));
+    if (!f32_activations_) {
+      grow(activations_, cpu::activation_capacity(limits.max_rows, limits.max_columns));
+    }
     grow(scratch_, reference::attention_scratch_floats(limits.max_context));
   }
 
   void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
     const cpu::WeightLayout l = cpu::layout_of(w);
     if (batch == 0) return;
+    if (f32_activations_) {
+      reference::dot_rows_f32({w.type, w.data, l.row_bytes, l.rows, l.columns, x, batch, y}, 0,
+                              l.rows);
+      return;
+    }
     grow(activations_, reference::activation_row_bytes(w.type, l.columns) * batch);
     reference::quantize_activations(w.type, x, l.columns, batch, activations_.data());
     reference::dot_rows(
@@ -80,9 +90,12 @@ class ScalarBackend final : public lpx::QuantBackend {
     if (buffer.size() < size) buffer.resize(size);
   }
 
-  std::vector<std::uint8_t> activations_;  // the quantized x of the current matmul
+  const bool f32_activations_;             // the `activations` option is "f32"
+  std::vector<std::uint8_t> activations_;  // q8: the quantized x of the current matmul
   std::vector<float> scratch_;             // attention scratch
 };
+
+constexpr lpx_option_spec kOptions[] = {cpu::kActivationsOption};
 
 constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16",
                                          "tensor:q8_0", "tensor:q4_0", "tensor:q4_1", "tensor:q5_0",
@@ -94,9 +107,9 @@ constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<ScalarBackend>(
       {.name = "cpu-scalar",
-       .version = "1.1.0",
+       .version = "1.2.0",
        .license = "Apache-2.0",
        .description = "Portable scalar CPU kernels (the reference backend; any CPU)",
-       .options = {},
+       .options = kOptions,
        .capabilities = kCapabilities});
 }

@@ -37,4 +37,10 @@ float gemm_f32(const std::uint8_t* w, const std::uint8_t* a, std::size_t n) noex
 float gemm_f16(const std::uint8_t* w, const std::uint8_t* a, std::size_t n) noexcept;
 float gemm_bf16(const std::uint8_t* w, const std::uint8_t* a, std::size_t n) noexcept;
 
+// The pieces of f32()'s order, on float arrays (for matmul_f32.cpp): f32_steps adds `steps`
+// steps of 32 elements to the four accumulators (accumulator j, lane l takes elements
+// 32k + 8j + l, one fma each); fold_pairwise reduces them (and changes `sum`).
+void f32_steps(const float* w, const float* x, std::size_t steps, float (&sum)[4][8]) noexcept;
+float fold_pairwise(float (&sum)[4][8]) noexcept;
+
 }  // namespace lpx::kernels::reference::dots

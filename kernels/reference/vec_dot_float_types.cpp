@@ -26,19 +26,27 @@ struct BF16 {
 };
 
 // Four accumulators of eight lanes over steps of 32 elements: accumulator j, lane l takes
-// elements 32k + 8j + l.
-template <class T>
-void four_accumulators(const std::uint8_t* w, const std::uint8_t* a, std::size_t steps,
-                       float (&sum)[4][8]) noexcept {
+// elements 32k + 8j + l. `w(e)` and `a(e)` read element e.
+template <class ReadW, class ReadA>
+void four_accumulators(ReadW w, ReadA a, std::size_t steps, float (&sum)[4][8]) noexcept {
   for (std::size_t i = 0; i < steps * 32; i += 32) {
     for (std::size_t j = 0; j < 4; ++j) {
       for (std::size_t l = 0; l < 8; ++l) {
-        const std::size_t e = (i + 8 * j + l) * T::kBytes;
-        sum[j][l] = std::fma(T::read(w + e), T::read(a + e), sum[j][l]);
+        const std::size_t e = i + 8 * j + l;
+        sum[j][l] = std::fma(w(e), a(e), sum[j][l]);
       }
     }
   }
 }
+
+template <class T>
+void four_accumulators(const std::uint8_t* w, const std::uint8_t* a, std::size_t steps,
+                       float (&sum)[4][8]) noexcept {
+  four_accumulators([w](std::size_t e) { return T::read(w + e * T::kBytes); },
+                    [a](std::size_t e) { return T::read(a + e * T::kBytes); }, steps, sum);
+}
+
+}  // namespace
 
 // The f32 / f16 fold: s0 += s2, s1 += s3, s0 += s1 lane-wise, then t = low half + high half,
 // then (t0 + t1) + (t2 + t3).
@@ -53,7 +61,10 @@ float fold_pairwise(float (&sum)[4][8]) noexcept {
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
-}  // namespace
+void f32_steps(const float* w, const float* x, std::size_t steps, float (&sum)[4][8]) noexcept {
+  four_accumulators([w](std::size_t e) { return w[e]; }, [x](std::size_t e) { return x[e]; }, steps,
+                    sum);
+}
 
 float f32(const std::uint8_t* w, const std::uint8_t* a, std::size_t n) noexcept {
   float sum[4][8] = {};

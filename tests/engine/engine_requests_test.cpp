@@ -211,5 +211,24 @@ TEST_F(EngineRequests, ChatAnswersNeverShowSpecialTokens) {
   EXPECT_EQ(g.text.find("<|"), std::string::npos) << g.text;
 }
 
+// The default model's answer depends on the arithmetic: with llama.cpp's 8-bit activations it
+// starts "L'Étoile" (the peer's fixture agrees); with float activations it says Paris.
+TEST_F(EngineRequests, FloatActivationsAnswerTheCapitalOfFrance) {
+  core::EngineConfig config;
+  config.context_size = 256;
+  lpx_chat_message m[] = {{"user", "What is the capital of France?"}};
+  lpx_request r{};
+  r.messages = m;
+  r.message_count = 1;
+  r.max_tokens = 24;
+  auto f32 = host_.engine(smollm2_path(), "cpu", {"greedy"}, config, {{"activations", std::string("f32")}});
+  ASSERT_NE(f32, nullptr);
+  const Generation exact = generate(*f32, r);
+  EXPECT_EQ(exact.text, "The capital of France is Paris.");
+  EXPECT_EQ(exact.finish_reason, LPX_FINISH_EOG);
+  auto q8 = make(config);
+  EXPECT_EQ(generate(*q8, r).text.rfind("L'\xc3\x89toile", 0), 0u);
+}
+
 }  // namespace
 }  // namespace lpx::test

@@ -20,13 +20,14 @@ TestHost::TestHost()
 std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& model,
                                                const std::string& backend,
                                                const std::vector<std::string>& chain,
-                                               core::EngineConfig config) {
+                                               core::EngineConfig config,
+                                               const std::map<std::string, core::OptionValue>& backend_options) {
   core::EngineInputs inputs;
   auto file = core::ModelFile::open(model.string(), registry_);
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error());
   if (!file) return nullptr;
   inputs.file = std::move(*file);
-  auto b = core::default_instance(registry_, backend);
+  auto b = core::default_instance(registry_, backend, backend_options);
   EXPECT_TRUE(b.has_value()) << (b ? "" : b.error());
   if (!b) return nullptr;
   inputs.backend = b->instance;

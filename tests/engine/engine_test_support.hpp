@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@ class TestHost {
   std::unique_ptr<core::Engine> engine(const std::filesystem::path& model,
                                        const std::string& backend = "cpu",
                                        const std::vector<std::string>& chain = {"greedy"},
-                                       core::EngineConfig config = {});
+                                       core::EngineConfig config = {},
+                                       const std::map<std::string, core::OptionValue>& backend_options = {});
 
  private:
   core::MetricsRegistry metrics_;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 
 #include <boost/json.hpp>
@@ -133,6 +134,8 @@ struct Case {
   std::size_t max_prompts;  // the slow scalar backend checks a subset
   std::size_t max_steps;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.fixture << " on " << c.backend; }
 
 class GreedyFixture : public ::testing::TestWithParam<Case> {
  protected:

@@ -3,89 +3,23 @@
 // count; reserve() then keeps kernel calls within its limits; bad arguments become statuses.
 #include <gtest/gtest.h>
 
-#include <map>
-#include <memory>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
+#include "cpu_backend_test_support.hpp"
 #include "matmul_test_support.hpp"
 #include "ops_test_support.hpp"
-#include "plugin_host/plugin_library.hpp"
-#include "plugin_host/plugin_test_helpers.hpp"
 #include "reference/tensor_types.hpp"
 
 namespace lpx::core {
 namespace {
 
+using cpu_backend_test::Backend;
+using cpu_backend_test::view;
 using kernels::matmul_test::kAllTypes;
 using kernels::matmul_test::same_bits;
 using kernels::matmul_test::type_name;
 
-// One backend plugin instance with its options (defaults unless given).
-class Backend {
- public:
-  Backend(HostServices& services, const std::string& name,
-          const std::map<std::string, OptionValue>& options = {}) {
-    auto plugin = PluginLibrary::load(test::builtin_plugin(name), services, name);
-    if (!plugin) throw std::runtime_error(plugin.error());
-    ResolvedOptions resolved;
-    resolved.specs = plugin.value()->description().options;
-    for (const OptionSpec& spec : resolved.specs) {
-      if (spec.default_value) resolved.values[spec.name] = *spec.default_value;
-    }
-    for (const auto& [key, value] : options) resolved.values[key] = value;
-    auto created = plugin.value()->create(resolved);
-    if (!created) throw std::runtime_error(created.error());
-    instance_ = *created;
-    api_ = &instance_->api<lpx_quant_backend_api>();
-  }
-
-  const lpx_quant_backend_api& api() const { return *api_; }
-  lpx_instance* raw() const { return instance_->raw(); }
-
-  // Runs an API call that must succeed.
-  template <class Call>
-  void ok(Call call) const {
-    if (lpx_status* s = call(*api_, raw())) {
-      const std::string message = s->message;
-      s->release(s);
-      FAIL() << message;
-    }
-  }
-
-  std::vector<float> matmul(const lpx_tensor_view& w, const std::vector<float>& x,
-                            std::size_t batch) const {
-    std::vector<float> y(static_cast<std::size_t>(w.dims[1]) * batch, -1.0f);
-    ok([&](const auto& api, lpx_instance* i) {
-      return api.matmul(i, &w, x.data(), y.data(), batch);
-    });
-    return y;
-  }
-
- private:
-  std::shared_ptr<PluginInstance> instance_;
-  const lpx_quant_backend_api* api_ = nullptr;
-};
-
-lpx_tensor_view view(std::int32_t type, std::size_t rows, std::size_t columns,
-                     const std::vector<std::uint8_t>& data) {
-  lpx_tensor_view w{};
-  w.name = "w";
-  w.type = type;
-  w.n_dims = 2;
-  w.dims[0] = static_cast<std::int64_t>(columns);
-  w.dims[1] = static_cast<std::int64_t>(rows);
-  w.data = data.data();
-  w.size_bytes = data.size();
-  return w;
-}
-
-class CpuBackend : public ::testing::Test {
- protected:
-  MetricsRegistry metrics;
-  HostServices services{metrics};
-};
+class CpuBackend : public cpu_backend_test::BackendTest {};
 
 TEST_F(CpuBackend, MatmulGivesTheSameBitsAsCpuScalarForEveryType) {
   Backend scalar(services, "cpu-scalar");

@@ -14,6 +14,11 @@
  *       Q4_K, Q5_K, Q6_K, Q8_K -> Q8_K blocks (256 int8, f32 scale, 16-element sums).
  *     This is the arithmetic of the GGUF ecosystem's reference engine; kernels/reference holds
  *     the scalar definition that the tests hold every backend to.
+ *   - a backend may also offer, as an option that is off by default, f32 activations: each
+ *     weight row dequantized exactly (the f32 values of dequantize_row) times the f32 activations,
+ *     summed in one fixed order whatever the batch size and thread count (the CPU backends'
+ *     `activations = "f32"`: the F32 dot order, four accumulators of eight lanes over steps of
+ *     32; kernels/reference/matmul_f32.hpp). Slower, but free of the 8-bit activation rounding.
  *   - the KV cache holds f16. Attention rounds q to f16 for q.k, and the softmax weights to f16
  *     for the weighted sum of v; scores, softmax and accumulation are f32.
  */
