@@ -39,7 +39,7 @@ for model in "$@"; do
   ours_pp=$(echo "$ours" | sed -n 's/^pp64: \([0-9.]*\).*/\1/p')
   ours_tg=$(echo "$ours" | sed -n 's/^tg128: \([0-9.]*\).*/\1/p')
   # avg_ts is the tokens/s column of llama-bench's CSV; rows are pp64 then tg128.
-  col=$(echo "$peer" | head -1 | tr ',' '\n' | grep -n '"avg_ts"' | cut -d: -f1)
+  col=$(echo "$peer" | head -1 | tr ',' '\n' | grep -nx 'avg_ts' | cut -d: -f1)
   peer_pp=$(echo "$peer" | sed -n 2p | cut -d, -f"$col" | tr -d '"')
   peer_tg=$(echo "$peer" | sed -n 3p | cut -d, -f"$col" | tr -d '"')
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
