@@ -50,6 +50,7 @@ struct Engine::Request {
   std::uint32_t generated = 0;
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
   std::atomic<bool> cancel{false};
+  std::string admission_error;  // set when the request can never fit; it ends at the next step
   Clock::time_point submitted, first_token, last_token;
 };
 
@@ -377,6 +378,14 @@ bool Engine::admit(Request& r) {
   return true;
 }
 
+void Engine::evict_idle_sessions() {
+  for (auto& [id, session] : sessions_) {
+    if (session->busy) continue;
+    session->sequence.tokens.clear();
+    cache_->release(session->sequence.blocks);
+  }
+}
+
 void Engine::loop() {
   for (;;) {
     {
@@ -390,7 +399,14 @@ void Engine::loop() {
       while (!waiting_.empty()) {
         Request& front = *waiting_.front();
         if (!front.cancel && running_.size() >= config_.max_sequences) break;
-        if (!front.cancel && !admit(front)) break;
+        if (!front.cancel && !admit(front)) {
+          if (!running_.empty()) break;  // blocks come back as running requests finish
+          // Nothing runs, so only idle sessions hold blocks: drop their cached prefixes.
+          evict_idle_sessions();
+          if (!admit(front)) {
+            front.admission_error = "the KV cache cannot hold this request";
+          }
+        }
         running_.push_back(std::move(waiting_.front()));
         waiting_.pop_front();
       }
@@ -439,7 +455,11 @@ void Engine::build_batch() {
 void Engine::step() {
   // Requests cancelled since the last step end before any work is done for them.
   for (auto& owned : running_) {
-    if (owned->cancel) finish(*owned, LPX_FINISH_CANCELLED);
+    if (!owned->admission_error.empty()) {
+      finish(*owned, LPX_FINISH_ERROR, owned->admission_error, LPX_ERR_RESOURCE_EXHAUSTED);
+    } else if (owned->cancel) {
+      finish(*owned, LPX_FINISH_CANCELLED);
+    }
   }
   {
     std::lock_guard lock(mutex_);

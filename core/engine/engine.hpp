@@ -88,6 +88,7 @@ class Engine {
          const Architecture& architecture);
   void loop();
   bool admit(Request& request);  // with mutex_ held
+  void evict_idle_sessions();    // with mutex_ held
   void step();
   void build_batch();
   void deliver(Request& request, std::int32_t token);

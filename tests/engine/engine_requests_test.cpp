@@ -230,5 +230,23 @@ TEST_F(EngineRequests, FloatActivationsAnswerTheCapitalOfFrance) {
   EXPECT_EQ(generate(*q8, r).text.rfind("L'\xc3\x89toile", 0), 0u);
 }
 
+TEST_F(EngineRequests, IdleSessionsGiveBackTheirCacheWhenARequestNeedsIt) {
+  core::EngineConfig config;
+  config.context_size = 64;
+  config.kv_cache_tokens = 64;
+  auto engine = make(config);
+  const std::uint64_t session = engine->session_create();
+  lpx_request chat = text("The history of the Roman Empire began when", 8);
+  chat.session = session;
+  ASSERT_TRUE(generate(*engine, chat).error.empty());  // the session now holds blocks
+  const Generation big = generate(*engine, text("Hello", 63));  // needs every block
+  EXPECT_EQ(big.finish_reason, LPX_FINISH_LENGTH) << big.error;
+  EXPECT_EQ(big.tokens.size(), 63u);
+  const Generation again = generate(*engine, chat);  // the session works, recomputing
+  EXPECT_EQ(again.finish_reason, LPX_FINISH_LENGTH) << again.error;
+  EXPECT_EQ(again.cached_tokens, 0u);
+  engine->session_destroy(session);
+}
+
 }  // namespace
 }  // namespace lpx::test
