@@ -17,6 +17,12 @@
 
 namespace lpx::kernels::cpu {
 
+// What both CPU backends declare: the device and every tensor type they multiply.
+inline constexpr const char* kCapabilities[] = {
+    "device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16", "tensor:q8_0",
+    "tensor:q4_0", "tensor:q4_1", "tensor:q5_0", "tensor:q5_1", "tensor:q4_k",
+    "tensor:q5_k", "tensor:q6_k", "tensor:q8_k"};
+
 // The `activations` option of both plugins: the precision of the activations in matmuls.
 inline constexpr lpx_option_spec kActivationsOption = lpx::one_of(
     lpx::option("activations", LPX_OPTION_STRING, "\"q8\"",

@@ -256,11 +256,6 @@ constexpr lpx_option_spec kOptions[] = {
     cpu::kActivationsOption,
 };
 
-constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16",
-                                         "tensor:q8_0", "tensor:q4_0", "tensor:q4_1", "tensor:q5_0",
-                                         "tensor:q5_1", "tensor:q4_k", "tensor:q5_k", "tensor:q6_k",
-                                         "tensor:q8_k"};
-
 }  // namespace
 
 LPX_PLUGIN_ENTRY() {
@@ -270,5 +265,5 @@ LPX_PLUGIN_ENTRY() {
        .license = "Apache-2.0",
        .description = "Multithreaded AVX2 CPU kernels (portable fallback on other CPUs)",
        .options = kOptions,
-       .capabilities = kCapabilities});
+       .capabilities = cpu::kCapabilities});
 }

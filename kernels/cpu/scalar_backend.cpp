@@ -97,11 +97,6 @@ class ScalarBackend final : public lpx::QuantBackend {
 
 constexpr lpx_option_spec kOptions[] = {cpu::kActivationsOption};
 
-constexpr const char* kCapabilities[] = {"device:cpu",  "tensor:f32",  "tensor:f16",  "tensor:bf16",
-                                         "tensor:q8_0", "tensor:q4_0", "tensor:q4_1", "tensor:q5_0",
-                                         "tensor:q5_1", "tensor:q4_k", "tensor:q5_k", "tensor:q6_k",
-                                         "tensor:q8_k"};
-
 }  // namespace
 
 LPX_PLUGIN_ENTRY() {
@@ -111,5 +106,5 @@ LPX_PLUGIN_ENTRY() {
        .license = "Apache-2.0",
        .description = "Portable scalar CPU kernels (the reference backend; any CPU)",
        .options = kOptions,
-       .capabilities = kCapabilities});
+       .capabilities = cpu::kCapabilities});
 }
