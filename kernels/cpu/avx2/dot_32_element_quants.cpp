@@ -5,6 +5,8 @@
 // unpacked once per B activations and each activation block loaded once per R rows.
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "cpu/avx2/dot_kernels.hpp"
 #include "cpu/avx2/simd.hpp"
 
@@ -91,7 +93,11 @@ void tile(const Args& args, std::size_t activation_bytes, std::size_t r0, std::s
       // Decode: fetch the same block of the next tile's rows. A tile reads R short interleaved
       // streams (a 576-column Q8_0 row is 612 bytes), too short for the hardware prefetcher to
       // lock on; without this, large matrices ran at half the memory bandwidth.
-      if constexpr (B == 1) {
+      if constexpr (B == 1 && R == 1) {
+        // One row streams linearly into the next: fetch a fixed distance ahead, which runs on
+        // across row boundaries.
+        _mm_prefetch(reinterpret_cast<const char*>(block + 1536), _MM_HINT_T0);
+      } else if constexpr (B == 1) {
         _mm_prefetch(reinterpret_cast<const char*>(block + R * args.row_bytes), _MM_HINT_T0);
       }
       const __m256i values = W::values(block);
@@ -121,7 +127,12 @@ void rows(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept
   const std::size_t activation_bytes = args.columns / 32 * kActivationBytes<W>;
   if (args.batch == 1) {
     std::size_t r = row_begin;
-    for (; r + 4 <= row_end; r += 4) tile<W, 4, 1>(args, activation_bytes, r, 0);
+    // Q8_0 is the cheapest to decode, so its decode is bound by memory: one row at a time
+    // streams linearly (measured 107 -> 131 tokens/s on a Q8_0 SmolLM2). The 4-bit types spend
+    // more per block and gain from sharing each activation load across four rows.
+    if constexpr (!std::is_same_v<W, Q8_0W>) {
+      for (; r + 4 <= row_end; r += 4) tile<W, 4, 1>(args, activation_bytes, r, 0);
+    }
     for (; r < row_end; ++r) tile<W, 1, 1>(args, activation_bytes, r, 0);
     return;
   }
