@@ -469,12 +469,14 @@ void Engine::step() {
   if (batch_.rows() == 0) return;
   try {
     forward_->run(batch_, logits_.data());
-  } catch (const EngineError& e) {
+  } catch (const std::exception& e) {
     // A kernel failed: every request in the batch ends with the error; the cache rows they
     // wrote are discarded with them.
     for (const BatchSequence& bs : batch_.sequences) {
       for (auto& owned : running_) {
-        if (&owned->sequence->blocks == bs.blocks) finish(*owned, LPX_FINISH_ERROR, e.what());
+        if (owned->sequence != nullptr && &owned->sequence->blocks == bs.blocks) {
+          finish(*owned, LPX_FINISH_ERROR, e.what());
+        }
       }
     }
     std::lock_guard lock(mutex_);
@@ -496,7 +498,7 @@ void Engine::step() {
       const std::int32_t token = r.sampler->sample(logits_.data() + o * h_.n_vocab);
       r.sampler->accept(token);
       deliver(r, token);
-    } catch (const EngineError& e) {
+    } catch (const std::exception& e) {
       finish(r, LPX_FINISH_ERROR, e.what());
     }
   }
