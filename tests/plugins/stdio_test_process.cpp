@@ -99,24 +99,8 @@ bool StdinChild::wait_for_stdout_size(size_t size, std::chrono::milliseconds tim
 }
 
 CommandResult StdinChild::wait(std::chrono::milliseconds timeout) {
-  CommandResult result;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  for (;;) {
-    if (waitpid(pid_, &status, WNOHANG) == pid_) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-      ADD_FAILURE() << "lpx-pipeline timed out after " << timeout.count() << " ms";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
   reaped_ = true;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = read_file(dir_.path() / "stdout");
-  result.err = read_file(dir_.path() / "stderr");
-  return result;
+  return wait_for_child(pid_, dir_.path(), timeout);
 }
 
 CommandResult run_lpx_with_stdin(const std::vector<std::string>& arguments, std::string_view input,

@@ -82,26 +82,31 @@ ChildProcess::~ChildProcess() {
   }
 }
 
-CommandResult ChildProcess::wait(std::chrono::milliseconds timeout) {
+CommandResult wait_for_child(pid_t pid, const std::filesystem::path& output_dir,
+                             std::chrono::milliseconds timeout) {
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
   for (;;) {
-    const pid_t done = waitpid(pid_, &status, WNOHANG);
-    if (done == pid_) break;
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
       ADD_FAILURE() << "child process timed out after " << timeout.count() << " ms";
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  reaped_ = true;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = read_file(dir_.path() / "stdout");
-  result.err = read_file(dir_.path() / "stderr");
+  result.out = read_file(output_dir / "stdout");
+  result.err = read_file(output_dir / "stderr");
   return result;
+}
+
+CommandResult ChildProcess::wait(std::chrono::milliseconds timeout) {
+  reaped_ = true;
+  return wait_for_child(pid_, dir_.path(), timeout);
 }
 
 CommandResult run_command(const std::vector<std::string>& argv,

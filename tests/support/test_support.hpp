@@ -51,6 +51,11 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
+// Waits at most `timeout` for child `pid` (killing it and failing the test on timeout); its
+// stdout and stderr are the files "stdout" and "stderr" in `output_dir`.
+CommandResult wait_for_child(pid_t pid, const std::filesystem::path& output_dir,
+                             std::chrono::milliseconds timeout);
+
 // Runs a command to completion.
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& environment = {},
