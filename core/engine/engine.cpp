@@ -209,8 +209,13 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
 }
 
 Expected<std::uint64_t> Engine::submit(const lpx_request& request) {
+  // lpx_request first appeared in ABI 1.2 with exactly these fields; a later minor that appends
+  // fields must keep accepting this size (and read the new fields only when struct_size covers
+  // them).
   if (request.struct_size < sizeof(lpx_request)) {
-    return unexpected(std::string("request.struct_size is smaller than this engine's lpx_request"));
+    return unexpected("request.struct_size is " + std::to_string(request.struct_size) +
+                      "; an lpx_request (ABI 1.2) has " + std::to_string(sizeof(lpx_request)) +
+                      " bytes");
   }
   if (request.on_done == nullptr) return unexpected(std::string("request.on_done is required"));
   auto prompt = prompt_tokens(request);
