@@ -23,10 +23,7 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
   if (!library) return unexpected(library.error());
   SamplerLinkSpec spec;
   spec.library = *library;
-  spec.options.specs = spec.library->description().options;
-  for (const OptionSpec& s : spec.options.specs) {
-    if (s.default_value) spec.options.values[s.name] = *s.default_value;
-  }
+  spec.options = default_options(spec.library->description().options);
   for (const auto& [key, value] : options) {
     auto it = std::find_if(spec.options.specs.begin(), spec.options.specs.end(),
                            [&](const OptionSpec& s) { return s.name == key; });

@@ -73,10 +73,7 @@ Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& 
   if (!library) return unexpected(library.error());
   SamplerLinkSpec link;
   link.library = *library;
-  link.options.specs = link.library->description().options;
-  for (const OptionSpec& spec : link.options.specs) {
-    if (spec.default_value) link.options.values[spec.name] = *spec.default_value;
-  }
+  link.options = default_options(link.library->description().options);
   return link;
 }
 

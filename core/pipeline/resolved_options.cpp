@@ -7,6 +7,15 @@
 
 namespace lpx::core {
 
+ResolvedOptions default_options(const std::vector<OptionSpec>& specs) {
+  ResolvedOptions options;
+  options.specs = specs;
+  for (const OptionSpec& spec : specs) {
+    if (spec.default_value) options.values[spec.name] = *spec.default_value;
+  }
+  return options;
+}
+
 ResolvedOptions resolve_options(const PipelineDocument& document, const toml::table& table,
                                 const std::string& section, const std::vector<OptionSpec>& specs,
                                 const std::vector<std::string>& reserved,

@@ -20,6 +20,10 @@ namespace lpx::core {
 
 using ResolvedOptions = ::lpx_options;
 
+// Options with every declared default and nothing else: what a plugin gets when nobody set
+// anything (the engine's default links, per-request sampler links, tools, tests).
+ResolvedOptions default_options(const std::vector<OptionSpec>& specs);
+
 // Checks `table` (at dotted `section`) against `specs`: unknown keys (with a suggestion), wrong
 // types, out-of-range values, missing required options. Keys in `reserved` (like "plugin") are
 // the caller's and skipped. Every problem is added to `diagnostics`; the result holds the valid

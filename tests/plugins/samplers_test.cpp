@@ -21,11 +21,7 @@ class Sampler {
           const std::map<std::string, OptionValue>& options = {}, std::uint64_t seed = 1) {
     auto plugin = PluginLibrary::load(test::builtin_plugin(name), services, name);
     if (!plugin) throw std::runtime_error(plugin.error());
-    ResolvedOptions resolved;
-    resolved.specs = plugin.value()->description().options;
-    for (const OptionSpec& spec : resolved.specs) {
-      if (spec.default_value) resolved.values[spec.name] = *spec.default_value;
-    }
+    ResolvedOptions resolved = default_options(plugin.value()->description().options);
     for (const auto& [key, value] : options) resolved.values[key] = value;
     auto created = plugin.value()->create(resolved);
     if (!created) throw std::runtime_error(created.error());
