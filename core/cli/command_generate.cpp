@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
+#include "cli/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/signal_watcher.hpp"
 #include "engine/engine_builder.hpp"
@@ -13,30 +14,6 @@
 
 namespace lpx::cli {
 namespace {
-
-// The backend plugin for --device; CUDA is never replaced by the CPU behind the user's back.
-core::Expected<std::string> backend_for(const GenerateArguments& arguments,
-                                        core::PluginRegistry& registry) {
-  if (!arguments.backend.empty()) return arguments.backend;
-  const std::string& device = arguments.device;
-  const bool has_cuda = registry.load("cuda").has_value();
-  if (device == "cpu") return std::string("cpu");
-  if (device == "auto") {
-    if (has_cuda) {
-      spdlog::info("device auto: using the cuda backend");
-      return std::string("cuda");
-    }
-    spdlog::info("device auto: no CUDA backend plugin is installed; using cpu");
-    return std::string("cpu");
-  }
-  // "cuda" or "cuda:N"
-  if (!has_cuda) {
-    return core::unexpected("--device " + device +
-                            ": this installation has no CUDA backend plugin ('cuda'); use "
-                            "--device cpu");
-  }
-  return std::string("cuda");
-}
 
 struct Output {
   bool ids = false;
@@ -62,7 +39,7 @@ int generate_command(const GenerateArguments& arguments) {
   core::HostServices services(metrics);
   core::PluginRegistry registry(core::default_plugin_search_path(), services);
 
-  auto backend_name = backend_for(arguments, registry);
+  auto backend_name = backend_for_device(arguments.device, arguments.backend, registry);
   if (!backend_name) {
     std::cerr << "error: " << backend_name.error() << "\n";
     return kExitRuntimeError;

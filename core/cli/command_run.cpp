@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/run_pipeline.hpp"
 #include "cli/signal_watcher.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/pipeline_runner.hpp"
@@ -12,12 +13,20 @@
 namespace lpx::cli {
 
 int run_command(const RunArguments& arguments) {
+  return run_pipeline(
+      [&](core::PluginRegistry& registry) {
+        return core::load_pipeline(arguments.pipeline_path, arguments.overrides, registry);
+      },
+      arguments.show_stats);
+}
+
+int run_pipeline(const PipelineLoader& load, bool show_stats) {
   SignalWatcher signals;  // before any plugin can start a thread
   core::MetricsRegistry metrics;
   core::HostServices services(metrics);
   core::PluginRegistry registry(core::default_plugin_search_path(), services);
 
-  auto pipeline = core::load_pipeline(arguments.pipeline_path, arguments.overrides, registry);
+  auto pipeline = load(registry);
   if (!pipeline) {
     std::cerr << pipeline.error().to_string();
     return kExitUsageError;
@@ -25,7 +34,7 @@ int run_command(const RunArguments& arguments) {
   spdlog::info("pipeline '{}' from {}", pipeline->name, pipeline->path);
 
   core::PipelineRunner runner(*pipeline, registry);
-  runner.set_show_stats(arguments.show_stats);
+  runner.set_show_stats(show_stats);
   if (auto created = runner.create_instances(); !created) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitRuntimeError;

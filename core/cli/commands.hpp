@@ -29,6 +29,21 @@ struct GenerateArguments {
 };
 int generate_command(const GenerateArguments& arguments);
 
+struct ServeArguments {
+  std::string model_path;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string api_key;
+  std::string api_key_file;
+  std::string device = "cpu";
+  std::string backend;
+  std::uint32_t context_size = 4096;
+  std::uint32_t max_sequences = 4;
+  std::vector<std::string> overrides;  // "a.b.c=value", as for run
+};
+// `run` of a pipeline written from the flags: [model] FILE, the http transport.
+int serve_command(const ServeArguments& arguments);
+
 struct PluginsArguments {
   bool show_options = false;
   bool json = false;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "logging/logging.hpp"
 
@@ -45,20 +46,39 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   generate_app->add_option("--seed", generate.seed, "Random seed (same seed, same output)");
   generate_app->add_option("--device", generate.device, "cpu, cuda, cuda:N or auto")
-      ->check([](const std::string& d) {
-        if (d == "cpu" || d == "cuda" || d == "auto") return std::string();
-        if (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
-            d.find_first_not_of("0123456789", 5) == std::string::npos) {
-          return std::string();
-        }
-        return "must be cpu, cuda, cuda:N or auto, not '" + d + "'";
-      })
+      ->check(cli::check_device)
       ->capture_default_str();
   generate_app->add_option("--backend", generate.backend,
                            "Backend plugin by name (e.g. cpu-scalar); overrides --device");
   generate_app->add_option("--context", generate.context_size,
                            "Positions for prompt + answer (0 = the model's, at most 8192)");
   generate_app->add_flag("--ids", generate.ids, "Print the generated token ids as a JSON array");
+
+  cli::ServeArguments serve;
+  CLI::App* serve_app =
+      app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  serve_app->add_option("--model", serve.model_path, "Model file (GGUF)")->required();
+  serve_app->add_option("--host", serve.host, "Address to bind")->capture_default_str();
+  serve_app->add_option("--port", serve.port, "TCP port (0 = any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  auto* key_option = serve_app->add_option("--api-key", serve.api_key,
+                                            "Bearer key every API request must carry");
+  auto* key_file_option = serve_app->add_option("--api-key-file", serve.api_key_file,
+                                                "File with one API key per line");
+  key_option->excludes(key_file_option);
+  serve_app->add_option("--device", serve.device, "cpu, cuda, cuda:N or auto")
+      ->check(cli::check_device)
+      ->capture_default_str();
+  serve_app->add_option("--backend", serve.backend, "Backend plugin by name; overrides --device");
+  serve_app->add_option("--context", serve.context_size, "Positions per sequence")
+      ->check(CLI::Range(16u, 1u << 20))
+      ->capture_default_str();
+  serve_app->add_option("--max-sequences", serve.max_sequences, "Sequences decoded together")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  serve_app->add_option("--set", serve.overrides, "Override a pipeline value: KEY.PATH=VALUE")
+      ->allow_extra_args(false);
 
   cli::PluginsArguments plugins;
   CLI::App* plugins_app = app.add_subcommand("plugins", "List the plugins this host can load");
@@ -101,6 +121,7 @@ int main(int argc, char** argv) {
     }
     return cli::generate_command(generate);
   }
+  if (*serve_app) return cli::serve_command(serve);
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
   if (*tokenize_app) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <random>
 
 #include <boost/json.hpp>
@@ -50,6 +52,10 @@ struct Engine::Request {
   std::uint32_t generated = 0;
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
   std::atomic<bool> cancel{false};
+  bool context_end_is_length = false;
+  bool logprobs = false;
+  std::vector<lpx_token_logprob> top;  // top_logprobs entries, sized at submit
+  lpx_token_logprob chosen_logprob{};
   std::string admission_error;  // set when the request can never fit; it ends at the next step
   Clock::time_point submitted, first_token, last_token;
 };
@@ -208,14 +214,21 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   return tokenizer.encode(*text, options);
 }
 
-Expected<std::uint64_t> Engine::submit(const lpx_request& request) {
-  // lpx_request first appeared in ABI 1.2 with exactly these fields; a later minor that appends
-  // fields must keep accepting this size (and read the new fields only when struct_size covers
-  // them).
-  if (request.struct_size < sizeof(lpx_request)) {
-    return unexpected("request.struct_size is " + std::to_string(request.struct_size) +
-                      "; an lpx_request (ABI 1.2) has " + std::to_string(sizeof(lpx_request)) +
+Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
+  // lpx_request appeared in ABI 1.2 and grew in 1.3; a smaller (older) request is copied into a
+  // zeroed current one, so the fields it lacks read as 0.
+  constexpr std::size_t kSize_1_2 = offsetof(lpx_request, logprobs);
+  if (caller_request.struct_size < kSize_1_2) {
+    return unexpected("request.struct_size is " + std::to_string(caller_request.struct_size) +
+                      "; an lpx_request (ABI 1.2) has at least " + std::to_string(kSize_1_2) +
                       " bytes");
+  }
+  lpx_request request{};
+  std::memcpy(&request, &caller_request,
+              std::min<std::size_t>(caller_request.struct_size, sizeof(lpx_request)));
+  if (request.top_logprobs > LPX_MAX_TOP_LOGPROBS) {
+    return unexpected("top_logprobs is " + std::to_string(request.top_logprobs) + "; at most " +
+                      std::to_string(LPX_MAX_TOP_LOGPROBS));
   }
   if (request.on_done == nullptr) return unexpected(std::string("request.on_done is required"));
   auto prompt = prompt_tokens(request);
@@ -276,6 +289,9 @@ Expected<std::uint64_t> Engine::submit(const lpx_request& request) {
     return unexpected(std::string(e.what()));
   }
   r->decoder.emplace(*parts_.tokenizer);
+  r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
+  r->top.resize(request.top_logprobs);
+  r->context_end_is_length = (request.flags & LPX_REQUEST_CONTEXT_END_IS_LENGTH) != 0;
   r->user = request.user;
   r->on_token = request.on_token;
   r->on_done = request.on_done;
@@ -351,6 +367,18 @@ void Engine::info(lpx_engine_info& out) const {
   out.context_size = config_.context_size;
   out.max_sequences = config_.max_sequences;
   out.has_chat_template = parts_.chat_template ? 1 : 0;
+}
+
+void Engine::stats(lpx_engine_stats& out) const {
+  std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
+  out.waiting_requests = static_cast<std::uint32_t>(waiting_.size());
+  out.running_requests = static_cast<std::uint32_t>(running_.size());
+  out.kv_block_size = cache_->shape().block_size;
+  out.kv_blocks_total = cache_->shape().n_blocks;
+  out.kv_blocks_used = cache_->shape().n_blocks - cache_->free_blocks();
+  out.prompt_tokens = prompt_tokens_computed_.load(std::memory_order_relaxed);
+  out.generated_tokens = tokens_generated_.load(std::memory_order_relaxed);
+  out.steps = steps_.load(std::memory_order_relaxed);
 }
 
 // --- the engine thread ---------------------------------------------------------------------------
@@ -494,15 +522,21 @@ void Engine::step() {
     for (const BatchSequence& bs : batch_.sequences) {
       if (bs.blocks != &r.sequence->blocks) continue;
       for (std::uint32_t i = 0; i < bs.n_rows; ++i) r.sequence->tokens.push_back(batch_.tokens[bs.first_row + i]);
-      if (r.prompt_done < r.prompt.size()) r.prompt_done += bs.n_rows;
+      if (r.prompt_done < r.prompt.size()) {
+        r.prompt_done += bs.n_rows;
+        prompt_tokens_computed_.fetch_add(bs.n_rows, std::memory_order_relaxed);
+      }
     }
   }
+  steps_.fetch_add(1, std::memory_order_relaxed);
   for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
     Request& r = *batch_requests_[o];
     try {
-      const std::int32_t token = r.sampler->sample(logits_.data() + o * h_.n_vocab);
+      const float* logits = logits_.data() + o * h_.n_vocab;
+      const std::int32_t token = r.sampler->sample(logits);
       r.sampler->accept(token);
-      deliver(r, token);
+      tokens_generated_.fetch_add(1, std::memory_order_relaxed);
+      deliver(r, token, logits);
     } catch (const std::exception& e) {
       finish(r, LPX_FINISH_ERROR, e.what());
     }
@@ -511,14 +545,57 @@ void Engine::step() {
   std::erase_if(running_, [](const std::unique_ptr<Request>& r) { return r->sequence == nullptr; });
 }
 
-void Engine::deliver(Request& r, std::int32_t token) {
+void Engine::compute_logprobs(Request& r, std::int32_t token, const float* logits) {
+  // log p(i) = l(i) - log(sum_j exp(l(j))), summed from the maximum for range.
+  const std::uint32_t n = h_.n_vocab;
+  float max = logits[0];
+  for (std::uint32_t i = 1; i < n; ++i) max = std::max(max, logits[i]);
+  double sum = 0;
+  for (std::uint32_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+  const double log_z = static_cast<double>(max) + std::log(sum);
+  const auto entry = [&](std::int32_t id) {
+    auto piece = parts_.tokenizer->piece(id, true);
+    const std::string_view text = piece ? *piece : std::string_view{};
+    return lpx_token_logprob{id, static_cast<float>(static_cast<double>(logits[id]) - log_z),
+                             text.data(), text.size()};
+  };
+  r.chosen_logprob = entry(token);
+  // The k most likely by insertion into a short sorted list (k <= 20, no allocation).
+  const std::size_t k = r.top.size();
+  std::size_t filled = 0;
+  for (std::uint32_t i = 0; i < n && k > 0; ++i) {
+    const float l = logits[i];
+    if (filled == k && l <= logits[r.top[k - 1].token]) continue;
+    std::size_t at = std::min(filled, k - 1);
+    while (at > 0 && logits[r.top[at - 1].token] < l) {
+      r.top[at] = r.top[at - 1];
+      --at;
+    }
+    r.top[at].token = static_cast<std::int32_t>(i);
+    filled = std::min(filled + 1, k);
+  }
+  for (lpx_token_logprob& t : r.top) t = entry(t.token);
+}
+
+void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
   const auto now = Clock::now();
   if (r.generated == 0) r.first_token = now;
   r.last_token = now;
   const std::uint32_t index = r.generated++;
+  if (r.logprobs) compute_logprobs(r, token, logits);
   auto emit = [&](std::string_view text) {
     if (r.on_token == nullptr) return;
-    lpx_token_event event{sizeof(lpx_token_event), text.data(), text.size(), token, index};
+    lpx_token_event event{};
+    event.struct_size = sizeof(lpx_token_event);
+    event.text = text.data();
+    event.text_length = text.size();
+    event.token = token;
+    event.index = index;
+    if (r.logprobs) {
+      event.chosen = &r.chosen_logprob;
+      event.top = r.top.data();
+      event.top_count = static_cast<std::uint32_t>(r.top.size());
+    }
     if (r.on_token(r.user, &event) != 0) r.cancel = true;
   };
   if (parts_.tokenizer->is_end_of_generation(token)) {
@@ -536,6 +613,8 @@ void Engine::deliver(Request& r, std::int32_t token) {
   if (out.stopped) {
     finish(r, LPX_FINISH_STOP);
   } else if (r.max_tokens != 0 && r.generated >= r.max_tokens) {
+    finish(r, LPX_FINISH_LENGTH);
+  } else if (r.sequence->tokens.size() + 1 > config_.context_size && r.context_end_is_length) {
     finish(r, LPX_FINISH_LENGTH);
   } else if (r.sequence->tokens.size() + 1 > config_.context_size) {
     finish(r, LPX_FINISH_ERROR,
@@ -555,8 +634,12 @@ void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_stat
     std::string rest(out.text);
     rest += r.stops.finish();
     if (!rest.empty() && r.on_token != nullptr && reason != LPX_FINISH_CANCELLED) {
-      lpx_token_event event{sizeof(lpx_token_event), rest.data(), rest.size(), -1,
-                            r.generated ? r.generated - 1 : 0};
+      lpx_token_event event{};
+      event.struct_size = sizeof(lpx_token_event);
+      event.text = rest.data();
+      event.text_length = rest.size();
+      event.token = -1;
+      event.index = r.generated ? r.generated - 1 : 0;
       r.on_token(r.user, &event);
     }
   }

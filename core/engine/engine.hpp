@@ -70,6 +70,7 @@ class Engine {
   std::uint64_t session_create();
   void session_destroy(std::uint64_t session);
   void info(lpx_engine_info& out) const;
+  void stats(lpx_engine_stats& out) const;
 
   const Tokenizer& tokenizer() const noexcept { return *parts_.tokenizer; }
   const Hyperparameters& hyperparameters() const noexcept { return h_; }
@@ -91,7 +92,8 @@ class Engine {
   void evict_idle_sessions();    // with mutex_ held
   void step();
   void build_batch();
-  void deliver(Request& request, std::int32_t token);
+  void deliver(Request& request, std::int32_t token, const float* logits);
+  void compute_logprobs(Request& request, std::int32_t token, const float* logits);
   void finish(Request& request, std::int32_t reason, std::string error = {},
               lpx_status_code code = LPX_ERR_INTERNAL);
   void release(Request& request);  // with mutex_ held
@@ -116,6 +118,10 @@ class Engine {
   std::vector<std::unique_ptr<Request>> running_;  // engine thread's; guarded for cancel
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
   std::map<std::uint64_t, bool> live_;  // request id -> true while not finished
+  // Counters for stats(); written by the engine thread.
+  std::atomic<std::uint64_t> prompt_tokens_computed_{0};
+  std::atomic<std::uint64_t> tokens_generated_{0};
+  std::atomic<std::uint64_t> steps_{0};
   std::thread thread_;
 };
 

@@ -193,13 +193,12 @@ const PipelineSection* Pipeline::find(const std::string& slot) const {
   return nullptr;
 }
 
-Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
-                                              const std::vector<std::string>& overrides,
-                                              PluginRegistry& registry) {
-  Diagnostics diagnostics;
-  PipelineDocument document;
-  if (!document.load(path, overrides, diagnostics)) return unexpected(std::move(diagnostics));
+namespace {
 
+Expected<Pipeline, Diagnostics> validate_pipeline(const PipelineDocument& document,
+                                                  Diagnostics diagnostics,
+                                                  PluginRegistry& registry) {
+  const std::string& path = document.path();
   Pipeline pipeline;
   pipeline.path = path;
   pipeline.name = std::filesystem::path(path).stem().string();
@@ -257,6 +256,28 @@ Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
     return unexpected(std::move(diagnostics));
   }
   return pipeline;
+}
+
+}  // namespace
+
+Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
+                                              const std::vector<std::string>& overrides,
+                                              PluginRegistry& registry) {
+  Diagnostics diagnostics;
+  PipelineDocument document;
+  if (!document.load(path, overrides, diagnostics)) return unexpected(std::move(diagnostics));
+  return validate_pipeline(document, std::move(diagnostics), registry);
+}
+
+Expected<Pipeline, Diagnostics> load_pipeline_text(const std::string& path, const std::string& text,
+                                                   const std::vector<std::string>& overrides,
+                                                   PluginRegistry& registry) {
+  Diagnostics diagnostics;
+  PipelineDocument document;
+  if (!document.load_text(path, text, overrides, diagnostics)) {
+    return unexpected(std::move(diagnostics));
+  }
+  return validate_pipeline(document, std::move(diagnostics), registry);
 }
 
 }  // namespace lpx::core

@@ -52,5 +52,9 @@ struct Pipeline {
 Expected<Pipeline, Diagnostics> load_pipeline(const std::string& path,
                                               const std::vector<std::string>& overrides,
                                               PluginRegistry& registry);
+// The same for a pipeline written in memory (CLI shorthands such as `serve`); `path` names it.
+Expected<Pipeline, Diagnostics> load_pipeline_text(const std::string& path, const std::string& text,
+                                                   const std::vector<std::string>& overrides,
+                                                   PluginRegistry& registry);
 
 }  // namespace lpx::core

@@ -34,6 +34,21 @@ bool PipelineDocument::load(const std::string& path, const std::vector<std::stri
   return ok;
 }
 
+bool PipelineDocument::load_text(const std::string& path, const std::string& text,
+                                 const std::vector<std::string>& overrides,
+                                 Diagnostics& diagnostics) {
+  path_ = path;
+  try {
+    root_ = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    diagnostics.error(location_of(e.source(), path), std::string(e.description()));
+    return false;
+  }
+  bool ok = true;
+  for (const std::string& o : overrides) ok = apply_override(o, diagnostics) && ok;
+  return ok;
+}
+
 bool PipelineDocument::apply_override(const std::string& text, Diagnostics& diagnostics) {
   const SourceLocation origin{"--set " + text, 0, 0};
   const size_t eq = text.find('=');

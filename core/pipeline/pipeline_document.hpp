@@ -18,6 +18,9 @@ class PipelineDocument {
   // Returns false with diagnostics on a syntax error or a malformed override.
   bool load(const std::string& path, const std::vector<std::string>& overrides,
             Diagnostics& diagnostics);
+  // The same for a document held in memory; `path` names it in messages.
+  bool load_text(const std::string& path, const std::string& text,
+                 const std::vector<std::string>& overrides, Diagnostics& diagnostics);
 
   const std::string& path() const noexcept { return path_; }
   const toml::table& root() const noexcept { return root_; }

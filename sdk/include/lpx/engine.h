@@ -69,6 +69,15 @@ typedef enum lpx_finish_reason {
   LPX_FINISH_ERROR = 5      /* see lpx_request_result.error */
 } lpx_finish_reason;
 
+/* A token with its log-probability (since 1.3). `piece` is the token's own text as bytes (it may
+ * be part of a UTF-8 character); not NUL-terminated; valid during the callback. */
+typedef struct lpx_token_logprob {
+  int32_t token;
+  float logprob; /* natural log of the model's probability, <= 0 */
+  const char* piece;
+  size_t piece_length;
+} lpx_token_logprob;
+
 /* Streamed output, once per generated token (the end-of-generation token included) and once more
  * with token -1 if text was still held back when the request ended. `text` is what became
  * showable with this token (possibly empty): whole UTF-8 characters only, never a special
@@ -79,6 +88,13 @@ typedef struct lpx_token_event {
   size_t text_length;
   int32_t token;    /* the token that completed this piece */
   uint32_t index;   /* 0-based index of the token among the generated ones */
+  /* since 1.3. Only when the request asked for log-probabilities, else NULL / 0 (and always for
+   * the final flush, token -1). Log-probabilities are those of the model's distribution: the
+   * log-softmax of its logits, before logit bias, penalties, temperature or any filter. Arrays
+   * are engine-owned and valid during the callback. */
+  const lpx_token_logprob* chosen;      /* the token above */
+  const lpx_token_logprob* top;         /* the most likely tokens, most likely first */
+  uint32_t top_count;                   /* = the request's top_logprobs */
 } lpx_token_event;
 
 /* How a request ended. Valid during on_done only. */
@@ -120,7 +136,17 @@ typedef struct lpx_request {
   int32_t (*on_token)(void* user, const lpx_token_event* event);
   /* Required. Called exactly once when the request ends, however it ends. */
   void (*on_done)(void* user, const lpx_request_result* result);
+
+  /* since 1.3 (a 1.2-sized request has none of these: they read as 0) */
+  int32_t logprobs;      /* nonzero: report each chosen token's log-probability */
+  uint32_t top_logprobs; /* and this many most likely alternatives, at most LPX_MAX_TOP_LOGPROBS */
+  uint32_t flags;        /* LPX_REQUEST_* */
 } lpx_request;
+
+#define LPX_MAX_TOP_LOGPROBS 20
+/* When the context fills before max_tokens (or max_tokens is 0), finish with LPX_FINISH_LENGTH
+ * instead of an error: for APIs where "the answer was cut off" is a normal outcome. */
+#define LPX_REQUEST_CONTEXT_END_IS_LENGTH 0x1u
 
 typedef struct lpx_engine_info {
   uint32_t struct_size;
@@ -130,6 +156,24 @@ typedef struct lpx_engine_info {
   uint32_t max_sequences;   /* sequences decoded together */
   int32_t has_chat_template;
 } lpx_engine_info;
+
+/* A snapshot of the engine's load (since 1.3), for metrics and admission decisions. */
+typedef struct lpx_engine_stats {
+  uint32_t struct_size;
+  uint32_t waiting_requests;  /* submitted, not yet admitted */
+  uint32_t running_requests;  /* admitted: prefilling or decoding */
+  uint32_t kv_block_size;     /* positions per KV block */
+  uint32_t kv_blocks_total;
+  uint32_t kv_blocks_used;    /* by running requests and idle sessions' cached prefixes */
+  uint64_t prompt_tokens;     /* prompt tokens computed since start (cache hits excluded) */
+  uint64_t generated_tokens;  /* tokens generated since start */
+  uint64_t steps;             /* forward passes since start */
+} lpx_engine_stats;
+
+/* Flags of tokenize / detokenize (since 1.3). */
+#define LPX_TOKENIZE_ADD_SPECIAL 0x1u   /* add BOS/EOS as the model's vocabulary says */
+#define LPX_TOKENIZE_PARSE_SPECIAL 0x2u /* special-token text ("<|im_end|>") becomes the token */
+#define LPX_DETOKENIZE_RENDER_SPECIAL 0x1u /* write special tokens' text instead of nothing */
 
 typedef struct lpx_engine_api {
   uint32_t struct_size; /* sizeof(lpx_engine_api) as the host compiled it */
@@ -146,6 +190,18 @@ typedef struct lpx_engine_api {
   lpx_status* (*session_create)(lpx_engine* engine, uint64_t* out_session);
   /* Frees the session's cache. Its request, if any, is cancelled first. */
   void (*session_destroy)(lpx_engine* engine, uint64_t session);
+
+  /* since 1.3 */
+  void (*stats)(lpx_engine* engine, lpx_engine_stats* out_stats);
+  /* Text (UTF-8, `length` bytes) to token ids. Writes at most `capacity` ids to `out_tokens`
+   * and always sets *out_count to the full count: call again with a larger buffer when it
+   * exceeds capacity. Invalid UTF-8 is an error. */
+  lpx_status* (*tokenize)(lpx_engine* engine, const char* text, size_t length, uint32_t flags,
+                          int32_t* out_tokens, size_t capacity, size_t* out_count);
+  /* Token ids to UTF-8 text (invalid byte sequences become U+FFFD), same buffer protocol in
+   * bytes; no NUL is written. An id outside the vocabulary is an error naming it. */
+  lpx_status* (*detokenize)(lpx_engine* engine, const int32_t* tokens, size_t count,
+                            uint32_t flags, char* out_text, size_t capacity, size_t* out_length);
 } lpx_engine_api;
 
 #ifdef __cplusplus

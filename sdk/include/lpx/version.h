@@ -13,11 +13,13 @@
  * History:
  *   1.0  descriptor, host API, sampler / transport / model-format / quant-backend tables
  *   1.1  lpx_plugin_descriptor.validate_options
+ *   1.2  the decode engine (lpx/engine.h) for transports; backend ops for the engine
+ *   1.3  engine: token log-probabilities, request flags, stats, tokenize/detokenize
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 1
-#define LPX_ABI_MINOR 2
+#define LPX_ABI_MINOR 3
 
 #endif

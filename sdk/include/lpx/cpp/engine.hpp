@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lpx/cpp/status.hpp"
 #include "lpx/engine.h"
@@ -55,6 +56,45 @@ class EngineHandle {
   }
   void destroy_session(std::uint64_t session) const { api_->session_destroy(engine_, session); }
   void cancel(std::uint64_t request_id) const { api_->cancel(engine_, request_id); }
+  // Queues `request` as given (callbacks included) and returns its id; throws lpx::Error when
+  // the engine refuses it.
+  std::uint64_t submit(const lpx_request& request) const {
+    std::uint64_t id = 0;
+    check(api_->submit(engine_, &request, &id));
+    return id;
+  }
+
+  // Since 1.3 (the host is at least as new as this header's plugin, so these entries exist).
+  lpx_engine_stats stats() const {
+    lpx_engine_stats out{};
+    out.struct_size = sizeof(out);
+    api_->stats(engine_, &out);
+    return out;
+  }
+  // Throws lpx::Error (LPX_ERR_INVALID_ARGUMENT) on invalid UTF-8.
+  std::vector<std::int32_t> tokenize(std::string_view text, std::uint32_t flags) const {
+    std::vector<std::int32_t> tokens(text.size() / 2 + 8);
+    for (;;) {
+      std::size_t count = 0;
+      check(api_->tokenize(engine_, text.data(), text.size(), flags, tokens.data(), tokens.size(),
+                           &count));
+      const bool fits = count <= tokens.size();
+      tokens.resize(count);
+      if (fits) return tokens;
+    }
+  }
+  // Throws lpx::Error naming an id outside the vocabulary.
+  std::string detokenize(const std::vector<std::int32_t>& tokens, std::uint32_t flags) const {
+    std::string text(tokens.size() * 4 + 16, '\0');
+    for (;;) {
+      std::size_t length = 0;
+      check(api_->detokenize(engine_, tokens.data(), tokens.size(), flags, text.data(), text.size(),
+                             &length));
+      const bool fits = length <= text.size();
+      text.resize(length);
+      if (fits) return text;
+    }
+  }
 
   // Runs `request` to the end, calling on_text(text) for each non-empty piece of output;
   // on_text returns false to cancel (an exception it throws also cancels, and is rethrown

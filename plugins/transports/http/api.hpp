@@ -1,0 +1,64 @@
+// The HTTP API: routes a parsed request to its endpoint, after authentication. Shared by every
+// connection; thread-safe. See docs/http-server.md for the endpoints.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <boost/beast/http.hpp>
+#include <lpx/cpp/engine.hpp>
+
+#include "api_keys.hpp"
+#include "exchange.hpp"
+#include "generation.hpp"
+#include "generation_request.hpp"
+#include "http_options.hpp"
+#include "metrics.hpp"
+
+namespace lpx::http {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+
+class Api {
+ public:
+  Api(const EngineHandle& engine, const HttpOptions& options);
+
+  // Answers `request` through `exchange` (now or later). Never throws.
+  void handle(const Request& request, const std::shared_ptr<Exchange>& exchange);
+  // Runs one generation body that arrived over a WebSocket (always streamed).
+  void handle_websocket_message(std::string_view body, const std::shared_ptr<Exchange>& exchange);
+
+  // The metrics label of a path: the route, or "other" (bounded label values).
+  static std::string endpoint_label(std::string_view path);
+  // Value for Access-Control-Allow-Origin when `origin` is allowed, else empty.
+  std::string cors_origin(std::string_view origin) const;
+  bool authorized(const Request& request) const;
+
+  void start_draining() noexcept { draining_ = true; }
+  bool draining() const noexcept { return draining_; }
+  ActiveGenerations& active() noexcept { return active_; }
+  ServerMetrics& metrics() noexcept { return metrics_; }
+
+ private:
+  void route(const Request& request, const std::shared_ptr<Exchange>& exchange);
+  void generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
+                bool force_stream);
+  void models(Exchange& exchange) const;
+  void tokenize(std::string_view body, Exchange& exchange) const;
+  void detokenize(std::string_view body, Exchange& exchange) const;
+
+  EngineHandle engine_;
+  const HttpOptions& options_;
+  ApiKeys keys_;
+  std::string model_id_;
+  std::int64_t created_ = 0;
+  std::uint32_t context_size_ = 0;
+  std::uint32_t max_sequences_ = 0;
+  ServerMetrics metrics_;
+  ActiveGenerations active_;
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace lpx::http

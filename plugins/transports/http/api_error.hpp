@@ -1,0 +1,40 @@
+// An error answered to the client: HTTP status plus OpenAI's error object
+//   {"error": {"message", "type", "param", "code"}}.
+// Handlers throw ApiError; the connection turns it into the response. Messages are fixed texts
+// or engine messages, never bytes the client sent.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace lpx::http {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, std::string type, const std::string& message, std::string param = {})
+      : std::runtime_error(message), status_(status), type_(std::move(type)), param_(std::move(param)) {}
+
+  int status() const noexcept { return status_; }
+  // Seconds for a Retry-After header (429, 503); 0 = none.
+  int retry_after() const noexcept { return retry_after_; }
+  ApiError& with_retry_after(int seconds) noexcept {
+    retry_after_ = seconds;
+    return *this;
+  }
+  const std::string& type() const noexcept { return type_; }
+  const std::string& param() const noexcept { return param_; }
+  // The JSON object, serialized.
+  std::string body() const;
+
+ private:
+  int status_;
+  std::string type_;
+  std::string param_;
+  int retry_after_ = 0;
+};
+
+inline ApiError bad_request(const std::string& message, std::string param = {}) {
+  return ApiError(400, "invalid_request_error", message, std::move(param));
+}
+
+}  // namespace lpx::http

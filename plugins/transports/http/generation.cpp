@@ -1,0 +1,148 @@
+#include "generation.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include "api_error.hpp"
+
+namespace lpx::http {
+
+Generation::Generation(const EngineHandle& engine, boost::asio::any_io_executor executor,
+                       std::shared_ptr<GenerationSink> sink, ServerMetrics& metrics,
+                       ActiveGenerations& active)
+    : engine_(engine),
+      executor_(std::move(executor)),
+      sink_(std::move(sink)),
+      metrics_(metrics),
+      active_(active),
+      deadline_(executor_) {}
+
+Generation::~Generation() { active_.remove(this); }
+
+void Generation::start(GenerationRequest request, std::chrono::seconds deadline) {
+  request_ = std::move(request);
+  const std::uint32_t n = request_.choice_count();
+  choices_.resize(n);
+  remaining_ = n;
+  self_ = shared_from_this();
+  active_.add(this);
+  GenerationRequest::Storage storage;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Choice& c = choices_[i];
+    c.owner = this;
+    c.index = i;
+    lpx_request r = request_.engine_request(i, storage);
+    r.user = &c;
+    r.on_token = &Generation::on_engine_token;
+    r.on_done = &Generation::on_engine_done;
+    try {
+      const std::uint64_t id = engine_.submit(r);
+      std::lock_guard lock(ids_mutex_);
+      c.engine_id = id;
+    } catch (const Error& e) {
+      // Choices 0..i-1 are in the engine and will call back; the rest never will.
+      // The caller answers the error; their output is dropped.
+      abandoned_ = true;
+      remaining_ = i;
+      for (std::uint32_t k = i; k < n; ++k) choices_[k].owner = nullptr;
+      cancel();
+      if (remaining_ == 0) self_.reset();
+      throw bad_request(e.what(), request_.prompts.empty() ? "messages" : "prompt");
+    }
+  }
+  deadline_.expires_after(deadline);
+  deadline_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) {
+      self->timed_out_ = true;
+      self->cancel();
+    }
+  });
+}
+
+void Generation::cancel() noexcept {
+  std::lock_guard lock(ids_mutex_);
+  for (const Choice& c : choices_) {
+    if (c.owner != nullptr && c.engine_id != 0) engine_.cancel(c.engine_id);
+  }
+}
+
+std::int32_t Generation::on_engine_token(void* user, const lpx_token_event* event) {
+  // Engine thread: copy what the event carries and hand it to the executor.
+  Choice& c = *static_cast<Choice*>(user);
+  Generation& g = *c.owner;
+  const auto now = std::chrono::steady_clock::now();
+  if (event->token >= 0) {
+    if (c.last_token != std::chrono::steady_clock::time_point{}) {
+      g.metrics_.observe_inter_token(std::chrono::duration<double>(now - c.last_token).count());
+    }
+    c.last_token = now;
+  }
+  TokenOutput out;
+  out.text.assign(event->text, event->text_length);
+  if (event->chosen != nullptr) {
+    const auto copy = [](const lpx_token_logprob& t) {
+      return TokenLogprob{t.token, t.logprob, std::string(t.piece, t.piece_length)};
+    };
+    out.has_logprobs = true;
+    out.chosen = copy(*event->chosen);
+    out.top.reserve(event->top_count);
+    for (std::uint32_t i = 0; i < event->top_count; ++i) out.top.push_back(copy(event->top[i]));
+  }
+  boost::asio::post(g.executor_, [self = g.shared_from_this(), i = c.index, out = std::move(out)]() mutable {
+    if (!self->abandoned_) self->sink_->on_token(i, std::move(out));
+  });
+  return 0;
+}
+
+void Generation::on_engine_done(void* user, const lpx_request_result* r) {
+  Choice& c = *static_cast<Choice*>(user);
+  Generation& g = *c.owner;
+  ChoiceOutcome o;
+  o.reason = static_cast<lpx_finish_reason>(r->finish_reason);
+  o.timed_out = o.reason == LPX_FINISH_CANCELLED && g.timed_out_;
+  if (r->error != nullptr) {
+    o.error = r->error->message ? r->error->message : "";
+    o.error_code = static_cast<lpx_status_code>(r->error->code);
+  }
+  o.prompt_tokens = r->prompt_tokens;
+  o.cached_tokens = r->cached_tokens;
+  o.completion_tokens = r->completion_tokens;
+  o.ttft_ms = r->time_to_first_token_ms;
+  o.tokens_per_second = r->decode_tokens_per_second;
+  o.total_ms = r->total_ms;
+  if (o.completion_tokens > 0) g.metrics_.observe_time_to_first_token(o.ttft_ms / 1000.0);
+  g.metrics_.observe_request(o.total_ms / 1000.0);
+  boost::asio::post(g.executor_, [self = g.shared_from_this(), i = c.index, o = std::move(o)]() mutable {
+    self->choice_done_here(i, o);
+  });
+}
+
+void Generation::choice_done_here(std::uint32_t choice, ChoiceOutcome outcome) {
+  if (!abandoned_) sink_->on_choice_done(choice, outcome);
+  if (--remaining_ > 0) return;
+  deadline_.cancel();
+  if (!abandoned_) sink_->on_all_done();
+  self_.reset();  // may destroy this
+}
+
+void ActiveGenerations::add(Generation* g) {
+  std::lock_guard lock(mutex_);
+  items_.insert(g);
+}
+
+void ActiveGenerations::remove(Generation* g) {
+  std::lock_guard lock(mutex_);
+  items_.erase(g);
+}
+
+std::size_t ActiveGenerations::count() const {
+  std::lock_guard lock(mutex_);
+  return items_.size();
+}
+
+void ActiveGenerations::cancel_all() {
+  std::lock_guard lock(mutex_);
+  for (Generation* g : items_) g->cancel();
+}
+
+}  // namespace lpx::http

@@ -1,0 +1,233 @@
+#include "generation_request.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "api_error.hpp"
+#include "json_fields.hpp"
+
+namespace lpx::http {
+namespace {
+
+constexpr std::size_t kMaxPrompts = 16;
+constexpr std::uint32_t kMaxChoices = 32;  // prompts x n
+constexpr std::size_t kMaxStops = 8;
+constexpr std::size_t kMaxLogitBias = 1024;
+
+std::vector<std::int32_t> token_array(const boost::json::array& items, const char* name) {
+  std::vector<std::int32_t> tokens;
+  tokens.reserve(items.size());
+  for (const boost::json::value& v : items) {
+    if (!v.is_int64() && !v.is_uint64()) field_error(name, "a string, an array of strings or of token ids");
+    const std::int64_t id = v.is_int64() ? v.get_int64() : -1;
+    if (id < 0 || id > INT32_MAX) field_error(name, "made of token ids that exist in the vocabulary");
+    tokens.push_back(static_cast<std::int32_t>(id));
+  }
+  return tokens;
+}
+
+std::vector<PromptInput> read_prompts(const boost::json::value& v) {
+  constexpr const char* kName = "prompt";
+  const char* kShape = "a string, an array of strings, or an array of token ids";
+  std::vector<PromptInput> prompts;
+  if (v.is_string()) {
+    prompts.push_back({std::string(v.get_string()), {}});
+    return prompts;
+  }
+  if (!v.is_array() || v.get_array().empty()) field_error(kName, kShape);
+  const boost::json::array& items = v.get_array();
+  if (items.front().is_number()) {
+    prompts.push_back({{}, token_array(items, kName)});
+    return prompts;
+  }
+  if (items.size() > kMaxPrompts) field_error(kName, "at most " + std::to_string(kMaxPrompts) + " prompts");
+  for (const boost::json::value& item : items) {
+    if (item.is_string()) {
+      prompts.push_back({std::string(item.get_string()), {}});
+    } else if (item.is_array() && !item.get_array().empty()) {
+      prompts.push_back({{}, token_array(item.get_array(), kName)});
+    } else {
+      field_error(kName, kShape);
+    }
+  }
+  return prompts;
+}
+
+// OpenAI content: a string, or an array of parts of which only {"type":"text"} is supported.
+std::string message_content(const boost::json::value& v) {
+  if (v.is_string()) return std::string(v.get_string());
+  if (!v.is_array()) field_error("messages", "objects whose 'content' is a string or text parts");
+  std::string text;
+  for (const boost::json::value& part : v.get_array()) {
+    const boost::json::object* p = part.if_object();
+    const boost::json::value* type = p ? p->if_contains("type") : nullptr;
+    const boost::json::value* t = p ? p->if_contains("text") : nullptr;
+    if (type == nullptr || !type->is_string() || type->get_string() != "text" || t == nullptr ||
+        !t->is_string()) {
+      throw bad_request("only text content parts are supported", "messages");
+    }
+    text += t->get_string();
+  }
+  return text;
+}
+
+void read_messages(const boost::json::value& v, GenerationRequest& out) {
+  if (!v.is_array() || v.get_array().empty()) field_error("messages", "a non-empty array of messages");
+  for (const boost::json::value& m : v.get_array()) {
+    const boost::json::object* message = m.if_object();
+    const boost::json::value* role = message ? message->if_contains("role") : nullptr;
+    const boost::json::value* content = message ? message->if_contains("content") : nullptr;
+    if (role == nullptr || !role->is_string() || content == nullptr) {
+      field_error("messages", "objects with a string 'role' and a 'content'");
+    }
+    out.roles.emplace_back(role->get_string());
+    out.contents.push_back(content->is_null() ? std::string() : message_content(*content));
+  }
+}
+
+void read_stop(const boost::json::value& v, GenerationRequest& out) {
+  if (v.is_string()) {
+    out.stop.emplace_back(v.get_string());
+    return;
+  }
+  if (!v.is_array() || v.get_array().size() > kMaxStops) {
+    field_error("stop", "a string or an array of at most " + std::to_string(kMaxStops) + " strings");
+  }
+  for (const boost::json::value& s : v.get_array()) {
+    if (!s.is_string()) field_error("stop", "a string or an array of strings");
+    out.stop.emplace_back(s.get_string());
+  }
+}
+
+void read_logit_bias(const boost::json::value& v, GenerationRequest& out) {
+  if (!v.is_object() || v.get_object().size() > kMaxLogitBias) {
+    field_error("logit_bias", "an object of at most " + std::to_string(kMaxLogitBias) +
+                                  " token ids to numbers");
+  }
+  for (const auto& [key, value] : v.get_object()) {
+    std::int64_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id > INT32_MAX) {
+      field_error("logit_bias", "keyed by token ids");
+    }
+    if (!value.is_number()) field_error("logit_bias", "an object of token ids to numbers");
+    const double bias = value.to_number<double>();
+    if (!(bias >= -100 && bias <= 100)) field_error("logit_bias", "biases between -100 and 100");
+    out.bias_tokens.push_back(static_cast<std::int32_t>(id));
+    out.bias_values.push_back(static_cast<float>(bias));
+  }
+}
+
+void read_sampling(const JsonFields& f, GenerationRequest& out) {
+  lpx_sampling_overrides& s = out.sampling;
+  s.struct_size = sizeof(s);
+  if (auto t = f.number("temperature", 0, 2)) { s.temperature = *t; s.set |= LPX_SET_TEMPERATURE; }
+  if (auto p = f.number("top_p", 0, 1)) {
+    if (*p <= 0) field_error("top_p", "greater than 0 and at most 1");
+    s.top_p = *p;
+    s.set |= LPX_SET_TOP_P;
+  }
+  if (auto k = f.integer("top_k", -1, 1 << 20); k && *k > 0) { s.top_k = *k; s.set |= LPX_SET_TOP_K; }
+  if (auto m = f.number("min_p", 0, 1)) { s.min_p = *m; s.set |= LPX_SET_MIN_P; }
+  if (auto p = f.number("presence_penalty", -2, 2)) { s.presence_penalty = *p; s.set |= LPX_SET_PRESENCE_PENALTY; }
+  if (auto p = f.number("frequency_penalty", -2, 2)) { s.frequency_penalty = *p; s.set |= LPX_SET_FREQUENCY_PENALTY; }
+  if (auto p = f.number("repetition_penalty", 0.01, 10)) { s.repeat_penalty = *p; s.set |= LPX_SET_REPEAT_PENALTY; }
+  if (auto seed = f.integer("seed", INT64_MIN, INT64_MAX)) {
+    s.seed = static_cast<std::uint64_t>(*seed);
+    s.set |= LPX_SET_SEED;
+  }
+}
+
+}  // namespace
+
+GenerationRequest parse_generation_request(const boost::json::object& body, Endpoint endpoint,
+                                           const RequestLimits& limits) {
+  const JsonFields f(body);
+  GenerationRequest out;
+  out.endpoint = endpoint;
+  const boost::json::value* prompt = f.find("prompt");
+  const boost::json::value* messages = f.find("messages");
+  if (endpoint == Endpoint::kChat || (endpoint == Endpoint::kGenerate && messages != nullptr)) {
+    if (messages == nullptr) field_error("messages", "given");
+    read_messages(*messages, out);
+  } else {
+    if (prompt == nullptr) field_error("prompt", "given");
+    out.prompts = read_prompts(*prompt);
+    if (endpoint == Endpoint::kGenerate && out.prompts.size() != 1) {
+      field_error("prompt", "one string or one array of token ids");
+    }
+  }
+
+  const std::int64_t limit = limits.max_tokens;
+  auto max_tokens = f.integer("max_tokens", 1, limit);
+  if (endpoint == Endpoint::kChat) {
+    if (auto m = f.integer("max_completion_tokens", 1, limit)) max_tokens = m;
+  }
+  out.max_tokens = static_cast<std::uint32_t>(max_tokens.value_or(0));
+  if (const boost::json::value* stop = f.find("stop")) read_stop(*stop, out);
+  read_sampling(f, out);
+  if (const boost::json::value* bias = f.find("logit_bias")) read_logit_bias(*bias, out);
+
+  if (endpoint != Endpoint::kGenerate) out.n = static_cast<std::uint32_t>(f.integer("n", 1, 8).value_or(1));
+  if (out.choice_count() > kMaxChoices) {
+    field_error("n", "such that prompts x n is at most " + std::to_string(kMaxChoices));
+  }
+  out.stream = f.boolean("stream").value_or(false);
+  if (const boost::json::value* options = f.find("stream_options")) {
+    if (!options->is_object()) field_error("stream_options", "an object");
+    out.include_usage = JsonFields(options->get_object()).boolean("include_usage").value_or(false);
+  }
+  if (endpoint == Endpoint::kChat) {
+    out.logprobs = f.boolean("logprobs").value_or(false);
+    out.top_logprobs = static_cast<std::uint32_t>(f.integer("top_logprobs", 0, LPX_MAX_TOP_LOGPROBS).value_or(0));
+    if (out.top_logprobs > 0 && !out.logprobs) field_error("logprobs", "true when top_logprobs is set");
+  } else if (auto lp = f.integer("logprobs", 0, 5)) {
+    out.logprobs = true;
+    out.top_logprobs = static_cast<std::uint32_t>(*lp);
+  }
+  if (f.boolean("echo").value_or(false)) throw bad_request("'echo' is not supported", "echo");
+  if (f.integer("best_of", 1, 1).value_or(1) != 1) throw bad_request("'best_of' is not supported", "best_of");
+  if (!f.string("suffix").value_or("").empty()) throw bad_request("'suffix' is not supported", "suffix");
+  f.string("user");  // type-checked, otherwise unused
+  return out;
+}
+
+lpx_request GenerationRequest::engine_request(std::uint32_t index, Storage& storage) const {
+  lpx_request r{};
+  r.struct_size = sizeof(r);
+  const std::uint32_t prompt_index = index / n;
+  if (!prompts.empty()) {
+    const PromptInput& p = prompts[prompt_index];
+    if (p.tokens.empty()) {
+      r.prompt = p.text.c_str();
+    } else {
+      r.prompt_tokens = p.tokens.data();
+      r.prompt_token_count = p.tokens.size();
+    }
+  } else {
+    storage.messages.clear();
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+      storage.messages.push_back({roles[i].c_str(), contents[i].c_str()});
+    }
+    r.messages = storage.messages.data();
+    r.message_count = storage.messages.size();
+  }
+  r.max_tokens = max_tokens;
+  storage.stop.clear();
+  for (const std::string& s : stop) storage.stop.push_back(s.c_str());
+  r.stop = storage.stop.data();
+  r.stop_count = storage.stop.size();
+  storage.sampling = sampling;
+  storage.sampling.struct_size = sizeof(storage.sampling);
+  if (storage.sampling.set & LPX_SET_SEED) storage.sampling.seed += index % n;
+  storage.sampling.logit_bias_tokens = bias_tokens.data();
+  storage.sampling.logit_bias_values = bias_values.data();
+  storage.sampling.logit_bias_count = bias_tokens.size();
+  r.sampling = &storage.sampling;
+  r.logprobs = logprobs ? 1 : 0;
+  r.top_logprobs = top_logprobs;
+  r.flags = LPX_REQUEST_CONTEXT_END_IS_LENGTH;
+  return r;
+}
+
+}  // namespace lpx::http

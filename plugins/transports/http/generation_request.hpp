@@ -1,0 +1,57 @@
+// What a completions, chat or /generate body asks for, validated and owned, and the engine
+// requests (one per choice) built from it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <lpx/engine.h>
+
+namespace lpx::http {
+
+enum class Endpoint { kCompletions, kChat, kGenerate };
+
+struct PromptInput {
+  std::string text;                  // used when tokens is empty
+  std::vector<std::int32_t> tokens;  // a pre-tokenized prompt
+};
+
+struct RequestLimits {
+  std::uint32_t max_tokens = 0;  // largest max_tokens accepted
+};
+
+struct GenerationRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::vector<PromptInput> prompts;  // completions and /generate with a prompt
+  std::vector<std::string> roles, contents;  // chat and /generate with messages
+  std::uint32_t max_tokens = 0;  // 0: until the model stops or the context ends ("length")
+  std::vector<std::string> stop;
+  lpx_sampling_overrides sampling{};
+  std::vector<std::int32_t> bias_tokens;
+  std::vector<float> bias_values;
+  std::uint32_t n = 1;
+  bool stream = false;
+  bool include_usage = false;
+  bool logprobs = false;
+  std::uint32_t top_logprobs = 0;
+
+  std::uint32_t choice_count() const {
+    return static_cast<std::uint32_t>(prompts.empty() ? 1 : prompts.size()) * n;
+  }
+  // The engine request of choice `index` (prompt index / n, seed + index % n). Points into this
+  // object and `storage`, which must outlive the submit call.
+  struct Storage {
+    std::vector<const char*> stop;
+    std::vector<lpx_chat_message> messages;
+    lpx_sampling_overrides sampling{};
+  };
+  lpx_request engine_request(std::uint32_t index, Storage& storage) const;
+};
+
+// Throws ApiError (400) naming the offending field.
+GenerationRequest parse_generation_request(const boost::json::object& body, Endpoint endpoint,
+                                           const RequestLimits& limits);
+
+}  // namespace lpx::http

@@ -1,0 +1,105 @@
+#include "generation_sinks.hpp"
+
+namespace lpx::http {
+
+std::optional<ApiError> outcome_error(const ChoiceOutcome& o) {
+  switch (o.reason) {
+    case LPX_FINISH_LENGTH:
+    case LPX_FINISH_EOG:
+    case LPX_FINISH_STOP:
+      return std::nullopt;
+    case LPX_FINISH_CANCELLED:
+      if (o.timed_out) return ApiError(504, "timeout_error", "the request passed its deadline");
+      return ApiError(503, "server_error", "the request was cancelled: the server is shutting down");
+    default:
+      return ApiError(500, "server_error", o.error.empty() ? "generation failed" : o.error);
+  }
+}
+
+// --- collected ------------------------------------------------------------------------------------
+
+CollectingSink::CollectingSink(std::shared_ptr<Exchange> exchange, ResponseContext context,
+                               std::uint32_t choices)
+    : exchange_(std::move(exchange)), context_(std::move(context)), choices_(choices) {}
+
+void CollectingSink::on_token(std::uint32_t choice, TokenOutput token) {
+  CollectedChoice& c = choices_[choice];
+  c.text += token.text;
+  if (token.has_logprobs) c.logprob_tokens.push_back(std::move(token));
+}
+
+void CollectingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
+  CollectedChoice& c = choices_[choice];
+  c.outcome = outcome;
+  // The end-of-generation token is not part of the answer.
+  if (outcome.reason == LPX_FINISH_EOG && !c.logprob_tokens.empty()) c.logprob_tokens.pop_back();
+}
+
+void CollectingSink::on_all_done() {
+  for (const CollectedChoice& c : choices_) {
+    if (auto error = outcome_error(c.outcome)) {
+      exchange_->respond_error(*error);
+      return;
+    }
+  }
+  exchange_->respond(200, boost::json::serialize(full_response_json(context_, choices_)),
+                     "application/json");
+}
+
+// --- streamed -------------------------------------------------------------------------------------
+
+StreamingSink::StreamingSink(std::shared_ptr<Exchange> exchange, ResponseContext context,
+                             std::uint32_t choices, bool include_usage)
+    : exchange_(std::move(exchange)),
+      context_(std::move(context)),
+      include_usage_(include_usage),
+      choices_(choices),
+      outcomes_(choices) {}
+
+void StreamingSink::begin() {
+  exchange_->begin_events();
+  if (context_.endpoint == Endpoint::kChat) {
+    for (std::uint32_t i = 0; i < choices_.size(); ++i) send(role_chunk_json(context_, i));
+  }
+}
+
+void StreamingSink::send(const boost::json::object& event) {
+  exchange_->send_event(boost::json::serialize(event));
+}
+
+void StreamingSink::on_token(std::uint32_t choice, TokenOutput token) {
+  Choice& c = choices_[choice];
+  if (token.has_logprobs) c.pending_logprobs.push_back(token);
+  if (token.text.empty()) return;  // logprobs wait for the text they belong to
+  boost::json::value logprobs = logprobs_json(context_, c.pending_logprobs, c.text_sent);
+  c.pending_logprobs.clear();
+  c.text_sent += token.text.size();
+  send(chunk_json(context_, choice, token.text, std::move(logprobs), nullptr));
+}
+
+void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
+  outcomes_[choice] = outcome;
+  if (auto error = outcome_error(outcome)) {
+    if (!error_) error_ = error;
+    return;
+  }
+  if (context_.endpoint == Endpoint::kGenerate) return;  // its final event carries the reason
+  Choice& c = choices_[choice];
+  if (outcome.reason == LPX_FINISH_EOG && !c.pending_logprobs.empty()) c.pending_logprobs.pop_back();
+  boost::json::value logprobs =
+      c.pending_logprobs.empty() ? boost::json::value() : logprobs_json(context_, c.pending_logprobs, c.text_sent);
+  if (!context_.logprobs) logprobs = nullptr;
+  send(chunk_json(context_, choice, "", std::move(logprobs), finish_reason_name(outcome.reason)));
+}
+
+void StreamingSink::on_all_done() {
+  if (error_) {
+    exchange_->send_event(error_->body());
+  } else if (include_usage_ || context_.endpoint == Endpoint::kGenerate) {
+    send(usage_chunk_json(context_, outcomes_));
+  }
+  exchange_->send_event("[DONE]");
+  exchange_->end_events();
+}
+
+}  // namespace lpx::http

@@ -1,0 +1,37 @@
+// The http transport's options ([transport] table), read once at create. See docs/http-server.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <lpx/cpp/options.hpp>
+
+namespace lpx::http {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;
+  std::vector<std::string> api_keys;  // from api_key and api_key_file; empty = no auth
+  bool allow_public_without_key = false;
+  std::vector<std::string> cors_origins;
+  std::size_t max_body_bytes = 1 << 20;
+  std::uint32_t max_header_bytes = 16 << 10;
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds idle_timeout{60};
+  std::chrono::seconds request_timeout{600};
+  std::uint32_t max_queued = 64;
+  std::uint32_t max_tokens_limit = 0;  // 0 = the context size
+  std::chrono::seconds drain_timeout{30};
+  unsigned io_threads = 2;
+  std::string model_id;  // empty = the model file's stem
+
+  // Throws lpx::Error when api_key_file cannot be read or holds no key.
+  static HttpOptions read(const Options& options);
+};
+
+std::span<const lpx_option_spec> http_option_schema() noexcept;
+
+}  // namespace lpx::http

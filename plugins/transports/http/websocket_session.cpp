@@ -1,0 +1,86 @@
+#include "websocket_session.hpp"
+
+#include <boost/asio/dispatch.hpp>
+
+namespace lpx::http {
+
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+
+WebSocketSession::WebSocketSession(beast::tcp_stream stream, Api& api)
+    : ws_(std::move(stream)), api_(api) {}
+
+void WebSocketSession::start(Request upgrade) {
+  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws_.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& response) { response.set(beast::http::field::server, "lpx"); }));
+  ws_.read_message_max(1 << 20);
+  auto held = std::make_shared<Request>(std::move(upgrade));
+  boost::asio::dispatch(ws_.get_executor(), [self = shared_from_this(), held] {
+    self->ws_.async_accept(*held, [self, held](beast::error_code ec) {
+      if (ec) return self->gone();
+      self->read();
+    });
+  });
+}
+
+void WebSocketSession::read() {
+  ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+}
+
+void WebSocketSession::on_read(beast::error_code ec) {
+  if (ec) return gone();  // closed or broken: cancel what runs
+  std::string message = beast::buffers_to_string(buffer_.data());
+  buffer_.consume(buffer_.size());
+  if (busy_) {
+    send(ApiError(429, "rate_limit_error", "one request at a time per WebSocket: wait for [DONE]").body());
+  } else if (!ws_.got_text()) {
+    send(ApiError(400, "invalid_request_error", "send requests as text frames").body());
+  } else {
+    busy_ = true;
+    api_.handle_websocket_message(message, shared_from_this());
+  }
+  read();  // keep reading: that is how a close is noticed while a request runs
+}
+
+void WebSocketSession::respond(int, std::string body, const char*) {
+  send(std::move(body));
+  busy_ = false;
+}
+
+void WebSocketSession::respond_error(const ApiError& error) {
+  send(error.body());
+  busy_ = false;
+}
+
+void WebSocketSession::send_event(std::string payload) { send(std::move(payload)); }
+
+void WebSocketSession::send(std::string frame) {
+  if (closed_) return;
+  outbox_.push_back(std::move(frame));
+  pump();
+}
+
+void WebSocketSession::pump() {
+  if (writing_ || outbox_.empty() || closed_) return;
+  writing_ = true;
+  ws_.text(true);
+  ws_.async_write(boost::asio::buffer(outbox_.front()), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->writing_ = false;
+    if (ec) return self->gone();
+    self->outbox_.pop_front();
+    self->pump();
+  });
+}
+
+void WebSocketSession::gone() {
+  if (closed_) return;
+  closed_ = true;
+  if (on_gone_) {
+    auto on_gone = std::move(on_gone_);
+    on_gone_ = nullptr;
+    on_gone();
+  }
+}
+
+}  // namespace lpx::http
