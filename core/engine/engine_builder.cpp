@@ -105,6 +105,10 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
       inputs.config.kv_cache_tokens = static_cast<std::uint32_t>(int_option(o, "kv_cache_tokens", 0));
       inputs.config.max_sequences = static_cast<std::uint32_t>(int_option(o, "max_sequences", 4));
       inputs.config.batch_tokens = static_cast<std::uint32_t>(int_option(o, "batch_tokens", 512));
+      if (auto mode = o.values.find("mode");
+          mode != o.values.end() && std::get<std::string>(mode->second) == "throughput") {
+        inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;
+      }
     } else if (section.slot == "backend") {
       inputs.backend = instances[i];
     } else if (section.slot == "sampler") {

@@ -178,7 +178,11 @@ const std::vector<PipelineSlot>& pipeline_slots() {
          "Requests decoded together in each step", std::pair{1.0, 1024.0}, {}},
         {"batch_tokens", LPX_OPTION_INT, false, std::int64_t{512},
          "Most tokens per step (prefill chunks plus one per decoding sequence)",
-         std::pair{1.0, 65536.0}, {}}}},
+         std::pair{1.0, 65536.0}, {}},
+        {"mode", LPX_OPTION_STRING, false, std::string("latency"),
+         "latency = while sequences decode, prefill at most 64 prompt tokens per step (smooth "
+         "streams); throughput = fill every step up to batch_tokens",
+         {}, {"latency", "throughput"}}}},
       {"backend", LPX_KIND_QUANT_BACKEND, false, {}},
       {"sampler", LPX_KIND_SAMPLER, false, {}, true},
       {"transport", LPX_KIND_TRANSPORT, true, {}},

@@ -14,6 +14,12 @@ constexpr std::uint32_t kMaxChoices = 32;  // prompts x n
 constexpr std::size_t kMaxStops = 8;
 constexpr std::size_t kMaxLogitBias = 1024;
 
+// Text for the engine, whose strings are NUL-terminated: an embedded NUL would cut it short.
+std::string text(const boost::json::string& s, const char* name) {
+  if (std::string_view(s).find('\0') != std::string_view::npos) field_error(name, "text without NUL characters");
+  return std::string(s);
+}
+
 std::vector<std::int32_t> token_array(const boost::json::array& items, const char* name) {
   std::vector<std::int32_t> tokens;
   tokens.reserve(items.size());
@@ -31,7 +37,7 @@ std::vector<PromptInput> read_prompts(const boost::json::value& v) {
   const char* kShape = "a string, an array of strings, or an array of token ids";
   std::vector<PromptInput> prompts;
   if (v.is_string()) {
-    prompts.push_back({std::string(v.get_string()), {}});
+    prompts.push_back({text(v.get_string(), kName), {}});
     return prompts;
   }
   if (!v.is_array() || v.get_array().empty()) field_error(kName, kShape);
@@ -43,7 +49,7 @@ std::vector<PromptInput> read_prompts(const boost::json::value& v) {
   if (items.size() > kMaxPrompts) field_error(kName, "at most " + std::to_string(kMaxPrompts) + " prompts");
   for (const boost::json::value& item : items) {
     if (item.is_string()) {
-      prompts.push_back({std::string(item.get_string()), {}});
+      prompts.push_back({text(item.get_string(), kName), {}});
     } else if (item.is_array() && !item.get_array().empty()) {
       prompts.push_back({{}, token_array(item.get_array(), kName)});
     } else {
@@ -55,9 +61,9 @@ std::vector<PromptInput> read_prompts(const boost::json::value& v) {
 
 // OpenAI content: a string, or an array of parts of which only {"type":"text"} is supported.
 std::string message_content(const boost::json::value& v) {
-  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_string()) return text(v.get_string(), "messages");
   if (!v.is_array()) field_error("messages", "objects whose 'content' is a string or text parts");
-  std::string text;
+  std::string joined;
   for (const boost::json::value& part : v.get_array()) {
     const boost::json::object* p = part.if_object();
     const boost::json::value* type = p ? p->if_contains("type") : nullptr;
@@ -66,9 +72,9 @@ std::string message_content(const boost::json::value& v) {
         !t->is_string()) {
       throw bad_request("only text content parts are supported", "messages");
     }
-    text += t->get_string();
+    joined += text(t->get_string(), "messages");
   }
-  return text;
+  return joined;
 }
 
 void read_messages(const boost::json::value& v, GenerationRequest& out) {
@@ -80,14 +86,14 @@ void read_messages(const boost::json::value& v, GenerationRequest& out) {
     if (role == nullptr || !role->is_string() || content == nullptr) {
       field_error("messages", "objects with a string 'role' and a 'content'");
     }
-    out.roles.emplace_back(role->get_string());
+    out.roles.push_back(text(role->get_string(), "messages"));
     out.contents.push_back(content->is_null() ? std::string() : message_content(*content));
   }
 }
 
 void read_stop(const boost::json::value& v, GenerationRequest& out) {
   if (v.is_string()) {
-    out.stop.emplace_back(v.get_string());
+    out.stop.push_back(text(v.get_string(), "stop"));
     return;
   }
   if (!v.is_array() || v.get_array().size() > kMaxStops) {
@@ -95,7 +101,7 @@ void read_stop(const boost::json::value& v, GenerationRequest& out) {
   }
   for (const boost::json::value& s : v.get_array()) {
     if (!s.is_string()) field_error("stop", "a string or an array of strings");
-    out.stop.emplace_back(s.get_string());
+    out.stop.push_back(text(s.get_string(), "stop"));
   }
 }
 
