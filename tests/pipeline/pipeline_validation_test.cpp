@@ -98,7 +98,7 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
                 "1:1: [model] is missing required key 'path' (a string: Model file to load)",
                 "3:1: unknown key 'pth' in [model] (did you mean 'path'?); known keys: plugin, "
                 "path, chat_template, context_size, kv_cache_tokens, max_sequences, "
-                "batch_tokens"}));
+                "batch_tokens, mode"}));
 
   auto ok = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "
                  "\"test-transport\"\noutput = \"o\"\n");
