@@ -1,0 +1,139 @@
+// The http transport's request validation, unit by unit: body parsing, typed fields, the
+// OpenAI parameters and the engine requests built from them, API keys, UTF-8 repair. The
+// server end to end is tested in tests/http/ (Python, the real binary).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "api_error.hpp"
+#include "api_keys.hpp"
+#include "generation_request.hpp"
+#include "json_fields.hpp"
+#include "utf8_text.hpp"
+
+namespace lpx::http {
+namespace {
+
+GenerationRequest parse(std::string_view body, Endpoint endpoint = Endpoint::kCompletions,
+                        std::uint32_t max_tokens = 1000) {
+  return parse_generation_request(parse_json_object(body), endpoint, RequestLimits{max_tokens});
+}
+
+// The 400 a body gets: its param, and a message that does not repeat the body.
+ApiError refusal(std::string_view body, Endpoint endpoint = Endpoint::kCompletions) {
+  try {
+    parse(body, endpoint);
+  } catch (const ApiError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted: " << body;
+  return ApiError(0, "", "");
+}
+
+TEST(HttpRequest, MalformedBodiesGetFixedMessages) {
+  EXPECT_STREQ(refusal(R"({"prompt": "XYZZY)").what(), "the request body is not valid JSON");
+  EXPECT_STREQ(refusal("{\"prompt\": \"XYZZY\xff\"}").what(), "the request body is not valid UTF-8");
+  EXPECT_STREQ(refusal(R"(["XYZZY"])").what(), "the request body must be a JSON object");
+  EXPECT_EQ(refusal(R"({"prompt": 1e999})").status(), 400);
+  std::string deep(100, '[');
+  EXPECT_EQ(refusal(deep).status(), 400);  // nesting is bounded
+}
+
+TEST(HttpRequest, WrongTypesAndRangesNameTheField) {
+  EXPECT_EQ(refusal(R"({"prompt": "a", "max_tokens": "ten"})").param(), "max_tokens");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "max_tokens": 0})").param(), "max_tokens");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "max_tokens": 1001})").param(), "max_tokens");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "max_tokens": 18446744073709551615})").param(), "max_tokens");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "temperature": "hot"})").param(), "temperature");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "temperature": 2.5})").param(), "temperature");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "top_p": 0})").param(), "top_p");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "n": 9})").param(), "n");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "stop": 5})").param(), "stop");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "stop": ["1","2","3","4","5","6","7","8","9"]})").param(), "stop");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "logit_bias": {"x": 1}})").param(), "logit_bias");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "logit_bias": {"5": 101}})").param(), "logit_bias");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "logprobs": 6})").param(), "logprobs");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "echo": true})").param(), "echo");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "best_of": 2})").param(), "best_of");
+  EXPECT_EQ(refusal(R"({"prompt": [-1]})").param(), "prompt");
+  EXPECT_EQ(refusal(R"({"prompt": []})").param(), "prompt");
+  EXPECT_EQ(refusal(R"({"messages": "hi"})", Endpoint::kChat).param(), "messages");
+  EXPECT_EQ(refusal(R"({"messages": [{"role": "user"}]})", Endpoint::kChat).param(), "messages");
+  EXPECT_EQ(refusal(R"({"messages": [{"role": "user", "content": "a"}], "top_logprobs": 2})",
+                    Endpoint::kChat).param(),
+            "logprobs");
+}
+
+TEST(HttpRequest, TextWithANulCharacterIsRefused) {
+  EXPECT_EQ(refusal(R"({"prompt": "a\u0000b"})").param(), "prompt");
+  EXPECT_EQ(refusal(R"({"prompt": "a", "stop": "x\u0000"})").param(), "stop");
+}
+
+TEST(HttpRequest, NullAndUnknownFieldsAreIgnored) {
+  const GenerationRequest r =
+      parse(R"({"prompt": "a", "temperature": null, "frobnicate": {"x": [1]}, "user": "u1"})");
+  EXPECT_EQ(r.sampling.set, 0u);
+  EXPECT_EQ(r.max_tokens, 0u);  // omitted: until the model stops or the context ends
+}
+
+TEST(HttpRequest, PromptsComeAsTextTokensOrLists) {
+  EXPECT_EQ(parse(R"({"prompt": "hi"})").prompts.at(0).text, "hi");
+  EXPECT_EQ(parse(R"({"prompt": [1, 2, 3]})").prompts.at(0).tokens, (std::vector<std::int32_t>{1, 2, 3}));
+  const GenerationRequest two = parse(R"({"prompt": ["a", [7]], "n": 3})");
+  ASSERT_EQ(two.prompts.size(), 2u);
+  EXPECT_EQ(two.choice_count(), 6u);
+  EXPECT_EQ(parse(R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+                   {"type": "text", "text": "b"}]}]})", Endpoint::kChat).contents.at(0), "ab");
+}
+
+TEST(HttpRequest, EngineRequestsCarryEveryParameterAndOneSeedPerChoice) {
+  const GenerationRequest r = parse(R"({"prompt": ["p0", "p1"], "n": 2, "max_tokens": 7,
+      "temperature": 0.5, "top_k": 3, "seed": 40, "stop": ["x", "y"], "logit_bias": {"11": -100},
+      "logprobs": 2})");
+  GenerationRequest::Storage storage;
+  const lpx_request c3 = r.engine_request(3, storage);  // prompt 1, second choice
+  EXPECT_STREQ(c3.prompt, "p1");
+  EXPECT_EQ(c3.max_tokens, 7u);
+  ASSERT_EQ(c3.stop_count, 2u);
+  EXPECT_STREQ(c3.stop[1], "y");
+  ASSERT_NE(c3.sampling, nullptr);
+  EXPECT_EQ(c3.sampling->seed, 41u);
+  EXPECT_EQ(c3.sampling->temperature, 0.5);
+  EXPECT_EQ(c3.sampling->top_k, 3);
+  EXPECT_EQ(c3.sampling->set, LPX_SET_TEMPERATURE | LPX_SET_TOP_K | LPX_SET_SEED);
+  ASSERT_EQ(c3.sampling->logit_bias_count, 1u);
+  EXPECT_EQ(c3.sampling->logit_bias_tokens[0], 11);
+  EXPECT_EQ(c3.logprobs, 1);
+  EXPECT_EQ(c3.top_logprobs, 2u);
+  EXPECT_EQ(c3.flags, LPX_REQUEST_CONTEXT_END_IS_LENGTH);
+  EXPECT_EQ(r.engine_request(2, storage).sampling->seed, 40u);
+}
+
+TEST(HttpApiKeys, OnlyTheExactBearerKeyIsAccepted) {
+  const ApiKeys keys({"sekrit", "other-key"});
+  EXPECT_TRUE(keys.required());
+  EXPECT_TRUE(keys.accepts("Bearer sekrit"));
+  EXPECT_TRUE(keys.accepts("Bearer other-key"));
+  EXPECT_FALSE(keys.accepts("Bearer sekri"));
+  EXPECT_FALSE(keys.accepts("Bearer sekrit2"));
+  EXPECT_FALSE(keys.accepts("Bearer "));
+  EXPECT_FALSE(keys.accepts("sekrit"));
+  EXPECT_FALSE(keys.accepts("Basic sekrit"));
+  EXPECT_FALSE(keys.accepts(""));
+  EXPECT_TRUE(ApiKeys({}).accepts(""));
+  EXPECT_TRUE(constant_time_equal("", ""));
+  EXPECT_FALSE(constant_time_equal("a", ""));
+  EXPECT_FALSE(constant_time_equal("", "a"));
+  EXPECT_FALSE(constant_time_equal("abc", "abcabc"));  // the cyclic walk must not fool it
+}
+
+TEST(HttpUtf8, IllFormedBytesBecomeReplacementCharacters) {
+  EXPECT_EQ(valid_utf8("ok \xC3\xA9"), "ok \xC3\xA9");
+  EXPECT_EQ(valid_utf8("\xE4\xBD"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // a cut character
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));  // overlong
+  EXPECT_TRUE(is_valid_utf8("\xF0\x9F\x99\x82"));
+}
+
+}  // namespace
+}  // namespace lpx::http
