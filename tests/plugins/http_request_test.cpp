@@ -11,8 +11,11 @@
 #include "json_fields.hpp"
 #include "utf8_text.hpp"
 
-namespace lpx::http {
+namespace lpx::openai {
 namespace {
+
+using http::ApiKeys;
+using http::constant_time_equal;
 
 GenerationRequest parse(std::string_view body, Endpoint endpoint = Endpoint::kCompletions,
                         std::uint32_t max_tokens = 1000) {
@@ -136,4 +139,4 @@ TEST(HttpUtf8, IllFormedBytesBecomeReplacementCharacters) {
 }
 
 }  // namespace
-}  // namespace lpx::http
+}  // namespace lpx::openai

@@ -7,7 +7,7 @@
 
 #include "chat_page.hpp"
 #include "generation_sinks.hpp"
-#include "json_fields.hpp"
+#include "openai_names.hpp"
 
 namespace lpx::http {
 namespace {

@@ -13,7 +13,7 @@
 #include "api_keys.hpp"
 #include "exchange.hpp"
 #include "generation.hpp"
-#include "generation_request.hpp"
+#include "openai_names.hpp"
 #include "http_options.hpp"
 #include "metrics.hpp"
 

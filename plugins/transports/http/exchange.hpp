@@ -8,7 +8,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "api_error.hpp"
+#include "openai_names.hpp"
 
 namespace lpx::http {
 

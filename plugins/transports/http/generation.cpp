@@ -2,7 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "api_error.hpp"
+#include "openai_names.hpp"
 
 namespace lpx::http {
 namespace {
@@ -88,17 +88,7 @@ std::int32_t Generation::on_engine_token(void* user, const lpx_token_event* even
     }
     c.last_token = now;
   }
-  TokenOutput out;
-  out.text.assign(event->text, event->text_length);
-  if (event->chosen != nullptr) {
-    const auto copy = [](const lpx_token_logprob& t) {
-      return TokenLogprob{t.token, t.logprob, std::string(t.piece, t.piece_length)};
-    };
-    out.has_logprobs = true;
-    out.chosen = copy(*event->chosen);
-    out.top.reserve(event->top_count);
-    for (std::uint32_t i = 0; i < event->top_count; ++i) out.top.push_back(copy(event->top[i]));
-  }
+  TokenOutput out = token_output(*event);
   boost::asio::post(g.executor_, [self = g.shared_from_this(), i = c.index, out = std::move(out)]() mutable {
     if (!self->abandoned_) self->sink_->on_token(i, std::move(out));
   });
@@ -108,19 +98,7 @@ std::int32_t Generation::on_engine_token(void* user, const lpx_token_event* even
 void Generation::on_engine_done(void* user, const lpx_request_result* r) {
   Choice& c = *static_cast<Choice*>(user);
   Generation& g = *c.owner;
-  ChoiceOutcome o;
-  o.reason = static_cast<lpx_finish_reason>(r->finish_reason);
-  o.timed_out = o.reason == LPX_FINISH_CANCELLED && g.timed_out_;
-  if (r->error != nullptr) {
-    o.error = r->error->message ? r->error->message : "";
-    o.error_code = static_cast<lpx_status_code>(r->error->code);
-  }
-  o.prompt_tokens = r->prompt_tokens;
-  o.cached_tokens = r->cached_tokens;
-  o.completion_tokens = r->completion_tokens;
-  o.ttft_ms = r->time_to_first_token_ms;
-  o.tokens_per_second = r->decode_tokens_per_second;
-  o.total_ms = r->total_ms;
+  ChoiceOutcome o = choice_outcome(*r, g.timed_out_);
   if (o.completion_tokens > 0) g.metrics_.observe_time_to_first_token(o.ttft_ms / 1000.0);
   g.metrics_.observe_request(o.total_ms / 1000.0);
   boost::asio::post(g.executor_, [self = g.shared_from_this(), i = c.index, o = std::move(o)]() mutable {

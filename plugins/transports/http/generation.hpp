@@ -16,32 +16,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <lpx/cpp/engine.hpp>
 
-#include "generation_request.hpp"
+#include "openai_names.hpp"
 #include "metrics.hpp"
 
 namespace lpx::http {
-
-struct TokenLogprob {
-  std::int32_t token = 0;
-  float logprob = 0;
-  std::string piece;  // raw bytes of the token (may be part of a character)
-};
-
-struct TokenOutput {
-  std::string text;  // whole UTF-8 characters that became showable (may be empty)
-  bool has_logprobs = false;
-  TokenLogprob chosen;
-  std::vector<TokenLogprob> top;
-};
-
-struct ChoiceOutcome {
-  lpx_finish_reason reason = LPX_FINISH_ERROR;
-  bool timed_out = false;  // cancelled because the request passed its deadline
-  std::string error;       // FINISH_ERROR
-  lpx_status_code error_code = LPX_OK;
-  std::uint32_t prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
-  double ttft_ms = 0, tokens_per_second = 0, total_ms = 0;
-};
 
 // Receives a generation's output on the exchange's executor, per choice in order.
 class GenerationSink {

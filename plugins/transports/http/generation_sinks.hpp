@@ -8,7 +8,7 @@
 
 #include "exchange.hpp"
 #include "generation.hpp"
-#include "response_format.hpp"
+#include "openai_names.hpp"
 
 namespace lpx::http {
 

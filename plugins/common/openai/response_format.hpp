@@ -8,10 +8,10 @@
 
 #include <boost/json.hpp>
 
-#include "generation.hpp"
+#include "generation_output.hpp"
 #include "generation_request.hpp"
 
-namespace lpx::http {
+namespace lpx::openai {
 
 struct ResponseContext {
   Endpoint endpoint = Endpoint::kCompletions;
@@ -53,4 +53,4 @@ struct CollectedChoice {
 boost::json::object full_response_json(const ResponseContext& context,
                                        const std::vector<CollectedChoice>& choices);
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

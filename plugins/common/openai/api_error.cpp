@@ -2,7 +2,7 @@
 
 #include <boost/json.hpp>
 
-namespace lpx::http {
+namespace lpx::openai {
 
 std::string ApiError::body() const {
   boost::json::object error{{"message", what()},
@@ -12,4 +12,4 @@ std::string ApiError::body() const {
   return boost::json::serialize(boost::json::object{{"error", std::move(error)}});
 }
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

@@ -6,7 +6,7 @@
 #include "api_error.hpp"
 #include "json_fields.hpp"
 
-namespace lpx::http {
+namespace lpx::openai {
 namespace {
 
 constexpr std::size_t kMaxPrompts = 16;
@@ -236,4 +236,4 @@ lpx_request GenerationRequest::engine_request(std::uint32_t index, Storage& stor
   return r;
 }
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

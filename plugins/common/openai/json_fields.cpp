@@ -5,7 +5,7 @@
 #include "api_error.hpp"
 #include "utf8_text.hpp"
 
-namespace lpx::http {
+namespace lpx::openai {
 
 boost::json::object parse_json_object(std::string_view body) {
   boost::json::parse_options options;
@@ -79,4 +79,4 @@ std::optional<std::string> JsonFields::string(const char* name) const {
   return std::string(v->get_string());
 }
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

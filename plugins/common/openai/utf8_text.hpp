@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace lpx::http {
+namespace lpx::openai {
 
 // True when `bytes` is well-formed UTF-8.
 bool is_valid_utf8(std::string_view bytes);
@@ -13,4 +13,4 @@ bool is_valid_utf8(std::string_view bytes);
 // `bytes` with every ill-formed sequence replaced by U+FFFD.
 std::string valid_utf8(std::string_view bytes);
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

@@ -5,7 +5,7 @@
 
 #include "utf8_text.hpp"
 
-namespace lpx::http {
+namespace lpx::openai {
 namespace {
 
 namespace json = boost::json;
@@ -182,4 +182,4 @@ json::object full_response_json(const ResponseContext& c, const std::vector<Coll
   return out;
 }
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

@@ -1,6 +1,6 @@
 #include "utf8_text.hpp"
 
-namespace lpx::http {
+namespace lpx::openai {
 namespace {
 
 // Length of the well-formed sequence starting at `s[i]`, or 0 (RFC 3629 table 3-7).
@@ -54,4 +54,4 @@ std::string valid_utf8(std::string_view bytes) {
   return out;
 }
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

@@ -9,7 +9,7 @@
 
 #include <boost/json.hpp>
 
-namespace lpx::http {
+namespace lpx::openai {
 
 // Parses a request body that must be a JSON object: malformed JSON, invalid UTF-8 and other
 // top-level types are 400 with fixed messages (the body is never echoed).
@@ -33,4 +33,4 @@ class JsonFields {
 // "'name' must be <what>", the one wording of type and range errors.
 [[noreturn]] void field_error(const char* name, const std::string& what);
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace lpx::http {
+namespace lpx::openai {
 
 class ApiError : public std::runtime_error {
  public:
@@ -37,4 +37,4 @@ inline ApiError bad_request(const std::string& message, std::string param = {}) 
   return ApiError(400, "invalid_request_error", message, std::move(param));
 }
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

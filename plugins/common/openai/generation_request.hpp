@@ -9,7 +9,7 @@
 #include <boost/json.hpp>
 #include <lpx/engine.h>
 
-namespace lpx::http {
+namespace lpx::openai {
 
 enum class Endpoint { kCompletions, kChat, kGenerate };
 
@@ -54,4 +54,4 @@ struct GenerationRequest {
 GenerationRequest parse_generation_request(const boost::json::object& body, Endpoint endpoint,
                                            const RequestLimits& limits);
 
-}  // namespace lpx::http
+}  // namespace lpx::openai

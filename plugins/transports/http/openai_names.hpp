@@ -1,0 +1,42 @@
+// The shared OpenAI request and response code (plugins/common/openai) under the names the http
+// transport uses.
+#pragma once
+
+#include "api_error.hpp"
+#include "generation_output.hpp"
+#include "generation_request.hpp"
+#include "json_fields.hpp"
+#include "response_format.hpp"
+#include "utf8_text.hpp"
+
+namespace lpx::http {
+
+using openai::ApiError;
+using openai::bad_request;
+using openai::Endpoint;
+using openai::GenerationRequest;
+using openai::RequestLimits;
+using openai::PromptInput;
+using openai::parse_generation_request;
+using openai::parse_json_object;
+using openai::JsonFields;
+using openai::field_error;
+using openai::valid_utf8;
+using openai::is_valid_utf8;
+using openai::ResponseContext;
+using openai::make_response_context;
+using openai::finish_reason_name;
+using openai::logprobs_json;
+using openai::usage_json;
+using openai::chunk_json;
+using openai::role_chunk_json;
+using openai::usage_chunk_json;
+using openai::CollectedChoice;
+using openai::full_response_json;
+using openai::TokenLogprob;
+using openai::TokenOutput;
+using openai::ChoiceOutcome;
+using openai::token_output;
+using openai::choice_outcome;
+
+}  // namespace lpx::http
