@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
+#include "cli/build_info.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/run_pipeline.hpp"
 #include "cli/signal_watcher.hpp"
@@ -35,6 +36,7 @@ int run_pipeline(const PipelineLoader& load, bool show_stats) {
 
   core::PipelineRunner runner(*pipeline, registry);
   runner.set_show_stats(show_stats);
+  runner.set_host_info(build_info().version, build_info().git_commit);
   if (auto created = runner.create_instances(); !created) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitRuntimeError;

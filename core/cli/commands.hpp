@@ -44,6 +44,29 @@ struct ServeArguments {
 // `run` of a pipeline written from the flags: [model] FILE, the http transport.
 int serve_command(const ServeArguments& arguments);
 
+struct BatchArguments {
+  std::string model_path;
+  std::string input;
+  std::string run_dir;
+  bool resume = false;
+  std::string shard;  // "I/N"
+  std::string device = "cpu";
+  std::string backend;
+  std::uint32_t context_size = 4096;
+  std::uint32_t max_sequences = 8;
+  std::uint32_t max_tokens = 0;  // for lines without one; 0 = until the model stops
+  std::vector<std::string> overrides;
+};
+// `run` of a batch pipeline written from the flags: [model] FILE in throughput mode, jsonl.
+int batch_command(const BatchArguments& arguments);
+
+struct BatchMergeArguments {
+  std::vector<std::string> run_dirs;
+  std::string output;  // empty: outputs/merged-<time>-<input hash>/
+};
+// Combines the run directories of a sharded job into one and lists missing ids.
+int batch_merge_command(const BatchMergeArguments& arguments);
+
 struct PluginsArguments {
   bool show_options = false;
   bool json = false;

@@ -80,6 +80,38 @@ int main(int argc, char** argv) {
   serve_app->add_option("--set", serve.overrides, "Override a pipeline value: KEY.PATH=VALUE")
       ->allow_extra_args(false);
 
+  cli::BatchArguments batch;
+  CLI::App* batch_app =
+      app.add_subcommand("batch", "Run every prompt of a JSONL file; resumable, exactly once");
+  batch_app->add_option("--model", batch.model_path, "Model file (GGUF)")->required();
+  batch_app->add_option("--input", batch.input, "JSONL input: one request per line")->required();
+  batch_app->add_option("--run-dir", batch.run_dir,
+                        "Output directory (default outputs/<time>-<input hash>/)");
+  batch_app->add_flag("--resume", batch.resume, "Finish the run in --run-dir");
+  batch_app->add_option("--shard", batch.shard, "I/N: this machine's share of the input (0-based)");
+  batch_app->add_option("--device", batch.device, "cpu, cuda, cuda:N or auto")
+      ->check(cli::check_device)
+      ->capture_default_str();
+  batch_app->add_option("--backend", batch.backend, "Backend plugin by name; overrides --device");
+  batch_app->add_option("--context", batch.context_size, "Positions per sequence")
+      ->check(CLI::Range(16u, 1u << 20))
+      ->capture_default_str();
+  batch_app->add_option("--max-sequences", batch.max_sequences, "Sequences decoded together")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  batch_app->add_option("--max-tokens", batch.max_tokens,
+                        "max_tokens of lines that set none (0 = until the model stops)")
+      ->capture_default_str();
+  batch_app->add_option("--set", batch.overrides, "Override a pipeline value: KEY.PATH=VALUE")
+      ->allow_extra_args(false);
+
+  cli::BatchMergeArguments merge;
+  CLI::App* merge_app = app.add_subcommand(
+      "batch-merge", "Combine the run directories of a sharded batch job; list missing ids");
+  merge_app->add_option("run_dirs", merge.run_dirs, "Run directories (one per shard)")->required();
+  merge_app->add_option("--output", merge.output,
+                        "Merged run directory (default outputs/merged-<time>-<input hash>/)");
+
   cli::PluginsArguments plugins;
   CLI::App* plugins_app = app.add_subcommand("plugins", "List the plugins this host can load");
   plugins_app->add_flag("--options", plugins.show_options, "Show each plugin's options");
@@ -122,6 +154,8 @@ int main(int argc, char** argv) {
     return cli::generate_command(generate);
   }
   if (*serve_app) return cli::serve_command(serve);
+  if (*batch_app) return cli::batch_command(batch);
+  if (*merge_app) return cli::batch_merge_command(merge);
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
   if (*tokenize_app) {

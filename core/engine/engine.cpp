@@ -56,6 +56,7 @@ struct Engine::Request {
   bool logprobs = false;
   std::vector<lpx_token_logprob> top;  // top_logprobs entries, sized at submit
   lpx_token_logprob chosen_logprob{};
+  std::string repaired;  // a piece with ill-formed UTF-8, repaired (capacity kept between tokens)
   std::string admission_error;  // set when the request can never fit; it ends at the next step
   Clock::time_point submitted, first_token, last_token;
 };
@@ -367,6 +368,9 @@ void Engine::info(lpx_engine_info& out) const {
   out.context_size = config_.context_size;
   out.max_sequences = config_.max_sequences;
   out.has_chat_template = parts_.chat_template ? 1 : 0;
+  if (out.struct_size >= offsetof(lpx_engine_info, backend) + sizeof(out.backend)) {
+    out.backend = parts_.backend->name().c_str();
+  }
 }
 
 void Engine::stats(lpx_engine_stats& out) const {
@@ -612,7 +616,12 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
     finish(r, LPX_FINISH_ERROR, "token " + std::to_string(token) + ": " + piece.error());
     return;
   }
-  StopMatcher::Result out = r.stops.push(*piece);
+  std::string_view text = *piece;
+  if (!detail::is_valid_utf8(text)) {  // stray bytes the model chose: shown as U+FFFD
+    detail::sanitize_utf8(text, r.repaired);
+    text = r.repaired;
+  }
+  StopMatcher::Result out = r.stops.push(text);
   emit(out.text);
   if (out.stopped) {
     finish(r, LPX_FINISH_STOP);
@@ -633,7 +642,8 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
 void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_status_code code) {
   if (reason != LPX_FINISH_STOP && reason != LPX_FINISH_ERROR && r.decoder) {
     // Text held back for a possible stop string (or an incomplete character) is still answer.
-    std::string tail = r.decoder->flush();
+    std::string tail;
+    detail::sanitize_utf8(r.decoder->flush(), tail);  // an unfinished character ends as U+FFFD
     StopMatcher::Result out = r.stops.push(tail);
     std::string rest(out.text);
     rest += r.stops.finish();

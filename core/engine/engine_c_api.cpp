@@ -1,6 +1,7 @@
 #include "engine/engine_c_api.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -13,7 +14,7 @@ namespace {
 Engine& self(lpx_engine* engine) noexcept { return *reinterpret_cast<Engine*>(engine); }
 
 void info(lpx_engine* engine, lpx_engine_info* out) noexcept {
-  if (out == nullptr || out->struct_size < sizeof(lpx_engine_info)) return;
+  if (out == nullptr || out->struct_size < offsetof(lpx_engine_info, backend)) return;
   self(engine).info(*out);
 }
 

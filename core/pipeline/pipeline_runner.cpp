@@ -4,6 +4,7 @@
 
 #include "engine/engine_builder.hpp"
 #include "engine/engine_c_api.hpp"
+#include "pipeline/pipeline_text.hpp"
 
 namespace lpx::core {
 
@@ -44,6 +45,10 @@ Expected<bool> PipelineRunner::run() {
   context.engine = engine_ ? to_c(*engine_) : nullptr;
   context.engine_api = engine_ ? &engine_c_api() : nullptr;
   context.show_stats = show_stats_ ? 1 : 0;
+  const std::string resolved = resolved_pipeline_toml(pipeline_);
+  context.resolved_pipeline = resolved.c_str();
+  context.host_version = host_version_.c_str();
+  context.host_commit = host_commit_.c_str();
   const auto& api = transport_->api<lpx_transport_api>();
   lpx_status* status = nullptr;
   try {
@@ -54,8 +59,10 @@ Expected<bool> PipelineRunner::run() {
   }
   if (status == nullptr) return true;
   const bool cancelled = status->code == LPX_ERR_CANCELLED;
+  const std::int32_t status_code = status->code;
   std::string message = take_status_message(status);
   if (cancelled && stop_requested_.load()) return true;  // the stop we asked for
+  if (status_code == LPX_ERR_INCOMPLETE) return unexpected("interrupted: " + message);
   return unexpected("transport '" + transport_->library().description().name + "': " + message);
 }
 

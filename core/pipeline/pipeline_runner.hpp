@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -35,11 +36,17 @@ class PipelineRunner {
 
   // Shows statistics after each answer (`run --stats`), for transports that print answers.
   void set_show_stats(bool show) noexcept { show_stats_ = show; }
+  // What the run context tells transports about this host (lpx_run_context.host_*).
+  void set_host_info(std::string version, std::string commit) {
+    host_version_ = std::move(version);
+    host_commit_ = std::move(commit);
+  }
 
  private:
   const Pipeline& pipeline_;
   PluginRegistry& registry_;
   bool show_stats_ = false;
+  std::string host_version_ = "unknown", host_commit_ = "unknown";
   std::vector<std::shared_ptr<PluginInstance>> instances_;  // pipeline_.sections order
   std::unique_ptr<Engine> engine_;
   std::shared_ptr<PluginInstance> transport_;

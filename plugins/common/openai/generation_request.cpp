@@ -133,7 +133,7 @@ void read_sampling(const JsonFields& f, GenerationRequest& out) {
     s.top_p = *p;
     s.set |= LPX_SET_TOP_P;
   }
-  if (auto k = f.integer("top_k", -1, 1 << 20); k && *k > 0) { s.top_k = *k; s.set |= LPX_SET_TOP_K; }
+  if (auto k = f.integer("top_k", 0, 1 << 20); k && *k > 0) { s.top_k = *k; s.set |= LPX_SET_TOP_K; }
   if (auto m = f.number("min_p", 0, 1)) { s.min_p = *m; s.set |= LPX_SET_MIN_P; }
   if (auto p = f.number("presence_penalty", -2, 2)) { s.presence_penalty = *p; s.set |= LPX_SET_PRESENCE_PENALTY; }
   if (auto p = f.number("frequency_penalty", -2, 2)) { s.frequency_penalty = *p; s.set |= LPX_SET_FREQUENCY_PENALTY; }

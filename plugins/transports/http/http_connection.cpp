@@ -64,6 +64,10 @@ void HttpConnection::on_header(beast::error_code ec) {
     respond_error(ApiError(431, "invalid_request_error", "the request headers are too large"));
     return;
   }
+  if (ec == bhttp::error::body_limit) {  // Content-Length over the limit, seen with the headers
+    respond_error(ApiError(413, "invalid_request_error", "the request body is too large"));
+    return;
+  }
   if (ec) {  // timeout (slow client), reset, garbage: nothing to answer
     if (ec == beast::error::timeout) log_debug("closing a connection whose request did not arrive in time");
     return close();

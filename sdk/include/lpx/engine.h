@@ -80,8 +80,9 @@ typedef struct lpx_token_logprob {
 
 /* Streamed output, once per generated token (the end-of-generation token included) and once more
  * with token -1 if text was still held back when the request ended. `text` is what became
- * showable with this token (possibly empty): whole UTF-8 characters only, never a special
- * token's text or any part of a (possible) stop string. Valid during the call. */
+ * showable with this token (possibly empty): whole UTF-8 characters only (byte tokens that form
+ * no character become U+FFFD), never a special token's text or any part of a (possible) stop
+ * string. Valid during the call. */
 typedef struct lpx_token_event {
   uint32_t struct_size;
   const char* text; /* not NUL-terminated */
@@ -155,6 +156,8 @@ typedef struct lpx_engine_info {
   uint32_t context_size;    /* positions per sequence */
   uint32_t max_sequences;   /* sequences decoded together */
   int32_t has_chat_template;
+  /* since 1.3 (filled when struct_size covers it) */
+  const char* backend;      /* the quant_backend plugin's name, e.g. "cpu" */
 } lpx_engine_info;
 
 /* A snapshot of the engine's load (since 1.3), for metrics and admission decisions. */

@@ -23,7 +23,9 @@ typedef enum lpx_status_code {
   LPX_ERR_IO = 5,               /* file or network failure */
   LPX_ERR_CANCELLED = 6,        /* stopped on request */
   LPX_ERR_INTERNAL = 7,         /* a bug: an invariant broke, or an exception was caught */
-  LPX_ERR_RESOURCE_EXHAUSTED = 8 /* a configured limit (context, queue) was reached */
+  LPX_ERR_RESOURCE_EXHAUSTED = 8, /* a configured limit (context, queue) was reached */
+  LPX_ERR_INCOMPLETE = 9 /* since 1.3: stopped on request before the work was done (a batch job
+                          * that can be resumed); the host exits nonzero */
 } lpx_status_code;
 
 typedef struct lpx_status lpx_status;

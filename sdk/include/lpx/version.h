@@ -14,7 +14,8 @@
  *   1.0  descriptor, host API, sampler / transport / model-format / quant-backend tables
  *   1.1  lpx_plugin_descriptor.validate_options
  *   1.2  the decode engine (lpx/engine.h) for transports; backend ops for the engine
- *   1.3  engine: token log-probabilities, request flags, stats, tokenize/detokenize
+ *   1.3  engine: token log-probabilities, request flags, stats, tokenize/detokenize; the run
+ *        context's resolved pipeline and host version
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H

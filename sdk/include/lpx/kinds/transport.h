@@ -27,6 +27,10 @@ typedef struct lpx_run_context {
   lpx_engine* engine;               /* the pipeline's decode engine; see lpx/engine.h */
   const lpx_engine_api* engine_api; /* its functions */
   int32_t show_stats;               /* `run --stats`: print per-answer statistics */
+  /* since 1.3: for records a transport keeps of a run (a batch job's summary). UTF-8, host-owned. */
+  const char* resolved_pipeline; /* the pipeline as run, every option with its value, as TOML */
+  const char* host_version;      /* LPX release version, e.g. "0.5.0" */
+  const char* host_commit;       /* git commit of the host build ("+dirty" if modified), or "unknown" */
 } lpx_run_context;
 
 typedef struct lpx_transport_api {

@@ -1,0 +1,47 @@
+#include "cli/shorthand_pipeline.hpp"
+
+#include <sstream>
+
+#include "cli/device_choice.hpp"
+
+namespace lpx::cli {
+namespace {
+
+// The CPU backends run with float activations, as pipelines/chat.toml does (see there: closer to
+// the model's own arithmetic; --set backend.activations=q8 for llama.cpp's bits and speed).
+toml::table backend_table(const std::string& plugin) {
+  toml::table table{{"plugin", plugin}};
+  if (plugin == "cpu" || plugin == "cpu-scalar") table.insert("activations", "f32");
+  return table;
+}
+
+}  // namespace
+
+core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
+    const std::string& name, const ShorthandModel& m, toml::table transport,
+    const std::vector<std::string>& overrides, core::PluginRegistry& registry) {
+  auto backend = backend_for_device(m.device, m.backend, registry);
+  if (!backend) {
+    core::Diagnostics diagnostics;
+    diagnostics.error({"--device " + m.device, 0, 0}, backend.error());
+    return core::unexpected(std::move(diagnostics));
+  }
+  // Room in the KV cache for every sequence at full context: requests never wait for cache.
+  const auto kv_tokens = static_cast<std::int64_t>(m.context_size) * m.max_sequences;
+  const toml::table document{
+      {"pipeline", toml::table{{"name", name}, {"description", "lpx-pipeline " + name + " --model " + m.model_path}}},
+      {"model", toml::table{{"plugin", "gguf"},
+                            {"path", m.model_path},
+                            {"context_size", static_cast<std::int64_t>(m.context_size)},
+                            {"max_sequences", static_cast<std::int64_t>(m.max_sequences)},
+                            {"kv_cache_tokens", kv_tokens},
+                            {"mode", m.mode}}},
+      {"backend", backend_table(*backend)},
+      {"sampler", toml::table{{"plugin", "greedy"}}},
+      {"transport", std::move(transport)}};
+  std::ostringstream text;
+  text << document;
+  return core::load_pipeline_text("lpx-pipeline " + name, text.str(), overrides, registry);
+}
+
+}  // namespace lpx::cli
