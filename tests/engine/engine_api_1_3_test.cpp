@@ -228,6 +228,32 @@ TEST_F(EngineApi13, TokenizeAndDetokenizeThroughTheCTable) {
   status->release(status);
 }
 
+TEST(EngineUtf8, BytesThatFormNoCharacterAreShownAsReplacementCharacters) {
+  if (!std::filesystem::exists(tiny_llama_path())) GTEST_SKIP() << "no ../shared/models";
+  TestHost host;
+  auto engine = host.engine(tiny_llama_path(), "cpu", {"greedy"});
+  // The tiny Llama's vocabulary has SentencePiece byte tokens; force a lone continuation byte.
+  std::int32_t stray = -1;
+  for (std::int32_t id = 0; id < engine->tokenizer().vocab_size(); ++id) {
+    auto piece = engine->tokenizer().piece(id);
+    if (piece && *piece == std::string_view("\xB9", 1)) stray = id;
+  }
+  ASSERT_GE(stray, 0) << "no byte token 0xB9";
+  const float bias = 1e9f;
+  lpx_sampling_overrides sampling{};
+  sampling.struct_size = sizeof(sampling);
+  sampling.logit_bias_tokens = &stray;
+  sampling.logit_bias_values = &bias;
+  sampling.logit_bias_count = 1;
+  lpx_request r{};
+  r.prompt = "Hello";
+  r.max_tokens = 3;
+  r.sampling = &sampling;
+  const Generation g = generate(*engine, r);
+  ASSERT_EQ(g.tokens, (std::vector<std::int32_t>{stray, stray, stray}));
+  EXPECT_EQ(g.text, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 // Steps a long prompt needs before its first token while another sequence decodes.
 std::uint64_t prefill_steps_beside_a_stream(core::Engine& engine) {
   std::atomic<int> streamed{0};
