@@ -67,6 +67,15 @@ struct BatchMergeArguments {
 // Combines the run directories of a sharded job into one and lists missing ids.
 int batch_merge_command(const BatchMergeArguments& arguments);
 
+struct SynthArguments {
+  std::string like;    // a model shape name, e.g. smollm2-135m
+  std::string type;    // F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K
+  std::string output;
+  std::uint64_t seed = 1;
+};
+// Writes a synthetic GGUF shaped like a named model, then inspects it.
+int synth_command(const SynthArguments& arguments);
+
 struct PluginsArguments {
   bool show_options = false;
   bool json = false;

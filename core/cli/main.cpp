@@ -112,6 +112,17 @@ int main(int argc, char** argv) {
   merge_app->add_option("--output", merge.output,
                         "Merged run directory (default outputs/merged-<time>-<input hash>/)");
 
+  cli::SynthArguments synth;
+  CLI::App* synth_app = app.add_subcommand(
+      "synth", "Write a GGUF with a named model's shapes and random weights (for benchmarks)");
+  synth_app->add_option("--like", synth.like,
+                        "smollm2-135m, smollm2-360m, smollm2-1.7b, qwen2.5-0.5b, qwen2.5-1.5b, "
+                        "llama-3.2-1b or llama-3.2-3b")
+      ->required();
+  synth_app->add_option("--type", synth.type, "F16, BF16, Q8_0, Q4_0, Q4_1 or Q4_K")->required();
+  synth_app->add_option("-o,--output", synth.output, "GGUF file to write")->required();
+  synth_app->add_option("--seed", synth.seed, "Seed of the random weights")->capture_default_str();
+
   cli::PluginsArguments plugins;
   CLI::App* plugins_app = app.add_subcommand("plugins", "List the plugins this host can load");
   plugins_app->add_flag("--options", plugins.show_options, "Show each plugin's options");
@@ -156,6 +167,7 @@ int main(int argc, char** argv) {
   if (*serve_app) return cli::serve_command(serve);
   if (*batch_app) return cli::batch_command(batch);
   if (*merge_app) return cli::batch_merge_command(merge);
+  if (*synth_app) return cli::synth_command(synth);
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
   if (*tokenize_app) {

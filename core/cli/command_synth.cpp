@@ -1,0 +1,37 @@
+// `lpx-pipeline synth --like NAME --type TYPE -o FILE.gguf`: a model with the architecture and
+// shapes of a named real model and random weights, for benchmarks of sizes we cannot download.
+// The file is then checked exactly as `inspect` checks any model.
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "synth/synthetic_model.hpp"
+
+namespace lpx::cli {
+
+int synth_command(const SynthArguments& a) {
+  const core::synth::ModelShape* shape = core::synth::find_model_shape(a.like);
+  if (shape == nullptr) {
+    std::cerr << "error: --like '" << a.like << "' is not a known model (known: "
+              << core::synth::model_shape_names() << ")\n";
+    return kExitUsageError;
+  }
+  const auto type = core::synth::synth_type(a.type);
+  if (!type) {
+    std::cerr << "error: --type '" << a.type << "' is not one synth writes ("
+              << core::synth::synth_type_names() << ")\n";
+    return kExitUsageError;
+  }
+  auto written = core::synth::write_synthetic_model(*shape, *type, a.seed, a.output);
+  if (!written) {
+    std::cerr << "error: " << written.error() << "\n";
+    return kExitRuntimeError;
+  }
+  std::cout << "wrote " << a.output << ": synthetic " << shape->name << " (" << shape->architecture << ", "
+            << written->parameters / 1'000'000 << "M parameters), " << a.type << ", "
+            << written->bytes / (1 << 20) << " MiB\n";
+  if (!written->notes.empty()) std::cout << "note: " << written->notes << "\n";
+  return inspect_command(InspectArguments{a.output});
+}
+
+}  // namespace lpx::cli

@@ -1,0 +1,146 @@
+#include "synth/synthetic_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <memory>
+
+#include "synth/gguf_writer.hpp"
+#include "synth/random_blocks.hpp"
+#include "synth/synthetic_vocabulary.hpp"
+
+namespace lpx::core::synth {
+namespace {
+
+struct TypeName {
+  const char* name;
+  lpx_tensor_type type;
+};
+constexpr TypeName kTypes[] = {{"F16", LPX_TENSOR_F16},   {"BF16", LPX_TENSOR_BF16},
+                               {"Q8_0", LPX_TENSOR_Q8_0}, {"Q4_0", LPX_TENSOR_Q4_0},
+                               {"Q4_1", LPX_TENSOR_Q4_1}, {"Q4_K", LPX_TENSOR_Q4_K}};
+
+// GGUF file_type ids (llama.cpp's LLAMA_FTYPE_MOSTLY_*).
+std::uint32_t file_type(lpx_tensor_type type) {
+  switch (type) {
+    case LPX_TENSOR_F16: return 1;
+    case LPX_TENSOR_Q4_0: return 2;
+    case LPX_TENSOR_Q4_1: return 3;
+    case LPX_TENSOR_Q8_0: return 7;
+    case LPX_TENSOR_Q4_K: return 15;
+    case LPX_TENSOR_BF16: return 32;
+    default: return 0;
+  }
+}
+
+// K-quants need rows of whole 256-element super-blocks; like llama.cpp, rows that are not fall
+// back to Q5_0 (same bits per weight class, 32-element blocks).
+lpx_tensor_type type_for_row(lpx_tensor_type wanted, std::uint64_t columns) {
+  return wanted == LPX_TENSOR_Q4_K && columns % 256 != 0 ? LPX_TENSOR_Q5_0 : wanted;
+}
+
+}  // namespace
+
+std::optional<lpx_tensor_type> synth_type(const std::string& name) {
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (const TypeName& t : kTypes) {
+    if (upper == t.name) return t.type;
+  }
+  return std::nullopt;
+}
+
+std::string synth_type_names() {
+  std::string out;
+  for (const TypeName& t : kTypes) out += (out.empty() ? "" : ", ") + std::string(t.name);
+  return out;
+}
+
+Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type type,
+                                            std::uint64_t seed, const std::string& path) {
+  const std::string a = s.architecture;
+  GgufWriter w;
+  w.add_string("general.architecture", a);
+  w.add_string("general.name", std::string("synthetic ") + s.name);
+  w.add_u32("general.file_type", file_type(type));
+  w.add_u32(a + ".context_length", s.n_ctx);
+  w.add_u32(a + ".embedding_length", s.n_embd);
+  w.add_u32(a + ".block_count", s.n_layer);
+  w.add_u32(a + ".feed_forward_length", s.n_ff);
+  w.add_u32(a + ".attention.head_count", s.n_head);
+  w.add_u32(a + ".attention.head_count_kv", s.n_head_kv);
+  w.add_u32(a + ".rope.dimension_count", s.head_dim());
+  w.add_f32(a + ".rope.freq_base", s.rope_base);
+  w.add_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  w.add_u32(a + ".vocab_size", s.n_vocab);
+  if (s.llama3_rope) {  // Llama 3.x: the engine derives the per-frequency factors from these
+    w.add_string(a + ".rope.scaling.type", "llama3");
+    w.add_f32(a + ".rope.scaling.factor", 32.0f);
+    w.add_f32(a + ".rope.scaling.low_freq_factor", 1.0f);
+    w.add_f32(a + ".rope.scaling.high_freq_factor", 4.0f);
+    w.add_u32(a + ".rope.scaling.original_context_length", 8192);
+  }
+  auto vocabulary = std::make_shared<SyntheticVocabulary>(make_vocabulary(s));
+  w.add_string("tokenizer.ggml.model", "gpt2");
+  w.add_string("tokenizer.ggml.pre", s.pre_tokenizer);
+  w.add_strings("tokenizer.ggml.tokens", vocabulary->tokens);
+  w.add_i32s("tokenizer.ggml.token_type", vocabulary->token_types);
+  w.add_strings("tokenizer.ggml.merges", vocabulary->merges);
+  w.add_u32("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(vocabulary->bos));
+  w.add_u32("tokenizer.ggml.eos_token_id", static_cast<std::uint32_t>(vocabulary->eos));
+  w.add_bool("tokenizer.ggml.add_bos_token", s.vocabulary == VocabularyStyle::kLlama3);
+  w.add_string("tokenizer.chat_template", vocabulary->chat_template);
+
+  SynthResult result;
+  std::uint64_t tensor_seed = seed;
+  std::uint64_t fallbacks = 0;
+  const auto matrix = [&](const std::string& name, std::uint64_t columns, std::uint64_t rows) {
+    const lpx_tensor_type t = type_for_row(type, columns);
+    if (t != type) ++fallbacks;
+    const std::uint64_t this_seed = ++tensor_seed;
+    w.add_tensor(name, ggml_type_id(t), {columns, rows}, row_bytes(t, columns),
+                 [t, columns, this_seed](std::uint64_t first, std::uint64_t n, std::uint8_t* out) {
+                   fill_random_rows(t, columns, this_seed, first, n, out);
+                 });
+    result.parameters += columns * rows;
+  };
+  const auto vector = [&](const std::string& name, std::uint64_t n, float base) {
+    w.add_tensor(name, 0, {n}, n * 4, [n, base](std::uint64_t, std::uint64_t, std::uint8_t* out) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const float v = base + 0.001f * static_cast<float>(i % 7);
+        std::memcpy(out + i * 4, &v, 4);
+      }
+    });
+    result.parameters += n;
+  };
+
+  const std::uint64_t hd = s.head_dim();
+  matrix("token_embd.weight", s.n_embd, s.n_vocab);
+  vector("output_norm.weight", s.n_embd, 1.0f);
+  for (std::uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    vector(b + "attn_norm.weight", s.n_embd, 1.0f);
+    matrix(b + "attn_q.weight", s.n_embd, hd * s.n_head);
+    matrix(b + "attn_k.weight", s.n_embd, hd * s.n_head_kv);
+    matrix(b + "attn_v.weight", s.n_embd, hd * s.n_head_kv);
+    if (s.attention_bias) {
+      vector(b + "attn_q.bias", hd * s.n_head, 0.0f);
+      vector(b + "attn_k.bias", hd * s.n_head_kv, 0.0f);
+      vector(b + "attn_v.bias", hd * s.n_head_kv, 0.0f);
+    }
+    matrix(b + "attn_output.weight", hd * s.n_head, s.n_embd);
+    vector(b + "ffn_norm.weight", s.n_embd, 1.0f);
+    matrix(b + "ffn_gate.weight", s.n_embd, s.n_ff);
+    matrix(b + "ffn_up.weight", s.n_embd, s.n_ff);
+    matrix(b + "ffn_down.weight", s.n_ff, s.n_embd);
+  }
+  if (fallbacks > 0) {
+    result.notes = std::to_string(fallbacks) + " matrices with rows not a multiple of 256 are Q5_0 (as llama.cpp does)";
+  }
+  auto bytes = w.write(path);
+  if (!bytes) return unexpected(bytes.error());
+  result.bytes = *bytes;
+  return result;
+}
+
+}  // namespace lpx::core::synth

@@ -1,0 +1,78 @@
+// `lpx-pipeline synth`: GGUF files with a named model's exact shapes and random weights, valid
+// for `inspect` and runnable by the engine; unknown names and types are usage errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "support/test_support.hpp"
+#include "synth/model_shapes.hpp"
+
+namespace lpx::test {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(CliSynth, EveryTypeOfSmolLm2ShapeIsAValidRunnableModel) {
+  TempDir dir;
+  for (const char* type : {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q4_K"}) {
+    const std::string path = (dir / (std::string(type) + ".gguf")).string();
+    CommandResult r = run_lpx({"synth", "--like", "smollm2-135m", "--type", type, "-o", path});
+    ASSERT_EQ(r.exit_code, 0) << type << ": " << r.err << r.out;
+    // The inspect summary printed after writing: the real model's shapes.
+    EXPECT_TRUE(contains(r.out, "llama: 30 layers, embedding 576, feed-forward 1536, heads 9 (kv 3)")) << r.out;
+    EXPECT_TRUE(contains(r.out, "49152 tokens")) << r.out;
+    EXPECT_TRUE(contains(r.out, "134.5 M")) << r.out;
+    CommandResult g = run_lpx({"generate", "--model", path, "--prompt", "Hello", "--max-tokens", "4",
+                               "--temperature", "0", "--ids"});
+    ASSERT_EQ(g.exit_code, 0) << type << ": " << g.err;
+    EXPECT_EQ(std::count(g.out.begin(), g.out.end(), ','), 3) << g.out;
+  }
+}
+
+TEST(CliSynth, TheSameSeedWritesTheSameFile) {
+  TempDir dir;
+  const std::string a = (dir / "a.gguf").string(), b = (dir / "b.gguf").string(), c = (dir / "c.gguf").string();
+  ASSERT_EQ(run_lpx({"synth", "--like", "smollm2-135m", "--type", "Q4_0", "-o", a}).exit_code, 0);
+  ASSERT_EQ(run_lpx({"synth", "--like", "smollm2-135m", "--type", "Q4_0", "-o", b}).exit_code, 0);
+  ASSERT_EQ(run_lpx({"synth", "--like", "smollm2-135m", "--type", "Q4_0", "-o", c, "--seed", "2"}).exit_code, 0);
+  EXPECT_EQ(read_file(a), read_file(b));
+  EXPECT_NE(read_file(a), read_file(c));
+}
+
+TEST(CliSynth, QwenShapesCarryAttentionBiasesAndTheirVocabulary) {
+  TempDir dir;
+  const std::string path = (dir / "q.gguf").string();
+  CommandResult r = run_lpx({"synth", "--like", "qwen2.5-0.5b", "--type", "Q4_K", "-o", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "qwen2: 24 layers, embedding 896, feed-forward 4864, heads 14 (kv 2)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "151936 tokens")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Q5_0")) << "rows of 896 are not whole Q4_K super-blocks: " << r.out;
+}
+
+TEST(CliSynth, ShapesHaveThePublishedParameterCounts) {
+  // Published sizes (embeddings tied), to 1 %.
+  const std::pair<const char*, double> published[] = {
+      {"smollm2-135m", 134.5e6}, {"smollm2-360m", 361.8e6}, {"smollm2-1.7b", 1711.4e6},
+      {"qwen2.5-0.5b", 494.0e6}, {"qwen2.5-1.5b", 1543.7e6}, {"llama-3.2-1b", 1235.8e6},
+      {"llama-3.2-3b", 3212.7e6}};
+  for (const auto& [name, count] : published) {
+    const core::synth::ModelShape* shape = core::synth::find_model_shape(name);
+    ASSERT_NE(shape, nullptr) << name;
+    EXPECT_NEAR(static_cast<double>(shape->parameters()), count, count * 0.01) << name;
+  }
+}
+
+TEST(CliSynth, UnknownNamesAndTypesAreUsageErrors) {
+  TempDir dir;
+  CommandResult r = run_lpx({"synth", "--like", "gpt-5", "--type", "Q8_0", "-o", (dir / "x.gguf").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "smollm2-135m")) << r.err;
+  r = run_lpx({"synth", "--like", "smollm2-135m", "--type", "Q3_K", "-o", (dir / "x.gguf").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "Q4_K")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.gguf"));
+}
+
+}  // namespace
+}  // namespace lpx::test
