@@ -67,6 +67,21 @@ struct BatchMergeArguments {
 // Combines the run directories of a sharded job into one and lists missing ids.
 int batch_merge_command(const BatchMergeArguments& arguments);
 
+struct BenchArguments {
+  std::string model;  // a file, or synth:NAME:TYPE
+  std::string device = "cpu";
+  std::string backend;
+  std::vector<std::uint32_t> prompt_lengths{128};
+  std::vector<std::uint32_t> generate_lengths{64};
+  std::vector<std::uint32_t> batches{1};
+  unsigned threads = 0;  // 0: the backend's default
+  std::uint32_t repetitions = 3;
+  std::vector<std::string> options;  // backend options KEY=VALUE
+  bool json = false;
+};
+// Prefill and decode speed, latency, memory and roofline share of one model.
+int bench_command(const BenchArguments& arguments);
+
 struct SynthArguments {
   std::string like;    // a model shape name, e.g. smollm2-135m
   std::string type;    // F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K

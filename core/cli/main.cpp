@@ -112,6 +112,31 @@ int main(int argc, char** argv) {
   merge_app->add_option("--output", merge.output,
                         "Merged run directory (default outputs/merged-<time>-<input hash>/)");
 
+  cli::BenchArguments bench;
+  CLI::App* bench_app = app.add_subcommand(
+      "bench", "Prompt and decode speed, latency, memory and roofline share of a model");
+  bench_app->add_option("--model", bench.model, "Model file, or synth:NAME:TYPE (see synth)")->required();
+  bench_app->add_option("--device", bench.device, "cpu, cuda, cuda:N or auto")
+      ->check(cli::check_device)
+      ->capture_default_str();
+  bench_app->add_option("--backend", bench.backend, "Backend plugin by name; overrides --device");
+  bench_app->add_option("-p,--prompt", bench.prompt_lengths, "Prompt lengths (ppN tests), e.g. 128,512")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench_app->add_option("-n,--generate", bench.generate_lengths, "Generated lengths (tgN tests)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench_app->add_option("--batch", bench.batches, "Concurrent sequences of the tg tests, e.g. 1,8,32")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  bench_app->add_option("--threads", bench.threads, "Backend threads (0 = its default)");
+  bench_app->add_option("--reps", bench.repetitions, "Repetitions of each test")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  bench_app->add_option("--option", bench.options, "Backend option KEY=VALUE (e.g. activations=f32)");
+  bench_app->add_flag("--json", bench.json, "One JSON array instead of the table");
+
   cli::SynthArguments synth;
   CLI::App* synth_app = app.add_subcommand(
       "synth", "Write a GGUF with a named model's shapes and random weights (for benchmarks)");
@@ -168,6 +193,7 @@ int main(int argc, char** argv) {
   if (*batch_app) return cli::batch_command(batch);
   if (*merge_app) return cli::batch_merge_command(merge);
   if (*synth_app) return cli::synth_command(synth);
+  if (*bench_app) return cli::bench_command(bench);
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
   if (*tokenize_app) {

@@ -1,0 +1,282 @@
+#include "bench/bench_runner.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+
+#include <boost/json.hpp>
+
+#include "bench/memory_bandwidth.hpp"
+#include "engine/engine_builder.hpp"
+#include "synth/synthetic_model.hpp"
+
+namespace lpx::core::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// synth:NAME:TYPE -> a synthetic model file in the temp directory (reused when present: the
+// same name, type and seed always give the same bytes).
+Expected<std::string> resolve_model(const std::string& model) {
+  if (model.rfind("synth:", 0) != 0) return model;
+  const std::size_t colon = model.find(':', 6);
+  if (colon == std::string::npos) return unexpected("--model " + model + ": expected synth:NAME:TYPE");
+  const std::string name = model.substr(6, colon - 6), type_name = model.substr(colon + 1);
+  const synth::ModelShape* shape = synth::find_model_shape(name);
+  if (shape == nullptr) {
+    return unexpected("--model " + model + ": unknown shape '" + name + "' (known: " +
+                      synth::model_shape_names() + ")");
+  }
+  const auto type = synth::synth_type(type_name);
+  if (!type) {
+    return unexpected("--model " + model + ": unknown type '" + type_name + "' (" + synth::synth_type_names() + ")");
+  }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("lpx-synth-" + name + "-" + type_name + ".gguf");
+  if (!std::filesystem::exists(path)) {
+    std::fprintf(stderr, "writing %s\n", path.c_str());
+    auto written = synth::write_synthetic_model(*shape, *type, 1, path.string());
+    if (!written) return unexpected(written.error());
+  }
+  return path.string();
+}
+
+// B requests at once; returns each request's token times.
+struct Batch {
+  std::vector<std::vector<Clock::time_point>> token_times;
+  Clock::time_point submitted;
+  std::string error;
+};
+
+Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& prompts,
+                std::uint32_t generate, const std::vector<std::int32_t>& banned) {
+  std::vector<float> minus_inf(banned.size(), -INFINITY);
+  lpx_sampling_overrides s{};
+  s.struct_size = sizeof(s);
+  s.logit_bias_tokens = banned.data();
+  s.logit_bias_values = minus_inf.data();
+  s.logit_bias_count = banned.size();
+  struct Request {
+    std::vector<Clock::time_point>* times;
+    std::string* error;
+  };
+  Batch batch;
+  batch.token_times.resize(prompts.size());
+  std::vector<Request> users(prompts.size());
+  std::vector<std::uint64_t> ids;
+  batch.submitted = Clock::now();
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    batch.token_times[i].reserve(generate + 1);
+    users[i] = {&batch.token_times[i], &batch.error};
+    lpx_request r{};
+    r.struct_size = sizeof(r);
+    r.prompt_tokens = prompts[i].data();
+    r.prompt_token_count = prompts[i].size();
+    r.max_tokens = generate;
+    r.sampling = &s;
+    r.user = &users[i];
+    r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+      if (e->token >= 0) static_cast<Request*>(user)->times->push_back(Clock::now());
+      return 0;
+    };
+    r.on_done = [](void* user, const lpx_request_result* res) {
+      if (res->error != nullptr) *static_cast<Request*>(user)->error = res->error->message;
+    };
+    auto id = engine.submit(r);
+    if (!id) {
+      batch.error = id.error();
+      break;
+    }
+    ids.push_back(*id);
+  }
+  for (std::uint64_t id : ids) engine.wait(id);
+  return batch;
+}
+
+std::pair<double, double> mean_sd(const std::vector<double>& v) {
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  return {mean, v.size() > 1 ? std::sqrt(var / static_cast<double>(v.size() - 1)) : 0.0};
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size()))) ;
+  return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+}
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& registry) {
+  auto path = resolve_model(config.model);
+  if (!path) return unexpected(path.error());
+  EngineInputs inputs;
+  auto file = ModelFile::open(*path, registry);
+  if (!file) return unexpected(file.error());
+  inputs.file = std::move(*file);
+  BenchReport report;
+  report.model = config.model;
+  report.backend = config.backend;
+  auto name = inputs.file->get_string("general.name");
+  report.model_name = name ? *name : std::filesystem::path(*path).stem().string();
+  for (const lpx_tensor_view& t : inputs.file->tensors()) {  // what one decode step streams
+    if (t.n_dims == 2 && std::string_view(t.name) != "token_embd.weight") report.weight_bytes += t.size_bytes;
+  }
+  if (inputs.file->find_tensor("output.weight") == nullptr) {
+    if (const lpx_tensor_view* embd = inputs.file->find_tensor("token_embd.weight")) {
+      report.weight_bytes += embd->size_bytes;  // the tied output head reads the embedding
+    }
+  }
+  auto backend = default_instance(registry, config.backend, config.backend_options);
+  if (!backend) return unexpected(backend.error());
+  inputs.backend = backend->instance;
+  auto greedy = default_instance(registry, "greedy");
+  if (!greedy) return unexpected(greedy.error());
+  inputs.sampler_chain.push_back(std::move(*greedy));
+  const std::uint32_t max_batch = *std::max_element(config.batches.begin(), config.batches.end());
+  const std::uint32_t max_pp = config.prompt_lengths.empty() ? 1 : *std::max_element(config.prompt_lengths.begin(), config.prompt_lengths.end());
+  const std::uint32_t max_tg = config.generate_lengths.empty() ? 1 : *std::max_element(config.generate_lengths.begin(), config.generate_lengths.end());
+  inputs.config.max_sequences = std::max(1u, max_batch);
+  inputs.config.context_size = std::max<std::uint32_t>(max_pp, 1) + max_tg + 16;
+  inputs.config.kv_cache_tokens = inputs.config.context_size * inputs.config.max_sequences;
+  inputs.config.batch_tokens = std::max<std::uint32_t>(512, max_batch);
+  inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;
+  auto built = build_engine(std::move(inputs), registry);
+  if (!built) return unexpected(built.error());
+  Engine& engine = **built;
+
+  const Tokenizer& tokenizer = engine.tokenizer();
+  std::vector<std::int32_t> banned;
+  for (std::int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (tokenizer.is_end_of_generation(id)) banned.push_back(id);
+  }
+  // Deterministic ordinary tokens, like llama-bench's random prompt.
+  const auto prompt = [&](std::uint32_t n, std::uint32_t salt) {
+    std::vector<std::int32_t> p(std::max<std::uint32_t>(n, 1));
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      p[i] = static_cast<std::int32_t>((i * 7919 + 1000 + salt * 104729) % static_cast<std::size_t>(tokenizer.vocab_size()));
+    }
+    return p;
+  };
+  run_batch(engine, {prompt(1, 0)}, 4, banned);  // warm-up: page the weights in
+
+  for (std::uint32_t n : config.prompt_lengths) {
+    if (n == 0) continue;
+    std::vector<double> rates, ttfts;
+    for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
+      const Batch b = run_batch(engine, {prompt(n, rep + 1)}, 1, banned);
+      if (!b.error.empty()) return unexpected("pp" + std::to_string(n) + ": " + b.error);
+      const double ttft = ms(b.token_times[0].front() - b.submitted);
+      ttfts.push_back(ttft);
+      rates.push_back(n / (ttft / 1000.0));
+    }
+    BenchResult r;
+    r.test = "pp" + std::to_string(n);
+    std::tie(r.tokens_per_s, r.stddev) = mean_sd(rates);
+    r.ttft_ms = mean_sd(ttfts).first;
+    report.results.push_back(r);
+  }
+  for (std::uint32_t n : config.generate_lengths) {
+    if (n < 2) continue;
+    for (std::uint32_t batch : config.batches) {
+      std::vector<double> rates, ttfts, gaps;
+      for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
+        std::vector<std::vector<std::int32_t>> prompts;
+        for (std::uint32_t i = 0; i < batch; ++i) prompts.push_back(prompt(1, rep * batch + i + 1));
+        const Batch b = run_batch(engine, prompts, n, banned);
+        if (!b.error.empty()) return unexpected("tg" + std::to_string(n) + ": " + b.error);
+        Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+        std::uint64_t decoded = 0;
+        for (const auto& times : b.token_times) {
+          if (times.empty()) continue;
+          first = std::min(first, times.front());
+          last = std::max(last, times.back());
+          decoded += times.size() - 1;
+          ttfts.push_back(ms(times.front() - b.submitted));
+          for (std::size_t i = 1; i < times.size(); ++i) gaps.push_back(ms(times[i] - times[i - 1]));
+        }
+        rates.push_back(static_cast<double>(decoded) / std::chrono::duration<double>(last - first).count());
+      }
+      BenchResult r;
+      r.test = "tg" + std::to_string(n);
+      r.batch = batch;
+      std::tie(r.tokens_per_s, r.stddev) = mean_sd(rates);
+      r.ttft_ms = mean_sd(ttfts).first;
+      r.itl_p50_ms = percentile(gaps, 50);
+      r.itl_p99_ms = percentile(gaps, 99);
+      report.results.push_back(r);
+    }
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);  // before the bandwidth buffers
+  report.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  report.read_bandwidth_gbs = read_bandwidth_gbs(config.bandwidth_threads);
+  report.copy_bandwidth_gbs = copy_bandwidth_gbs(config.bandwidth_threads);
+  for (BenchResult& r : report.results) {
+    if (r.test.rfind("tg", 0) != 0) continue;
+    // One step streams the weights once for all `batch` sequences.
+    r.roofline_percent = 100.0 * static_cast<double>(report.weight_bytes) * (r.tokens_per_s / r.batch) /
+                         (report.read_bandwidth_gbs * 1e9);
+  }
+  return report;
+}
+
+std::string report_markdown(const BenchReport& r) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "model: %s (%s), %.1f MiB of weights per decode step\nbackend: %s; memory bandwidth: "
+                "read %.1f GB/s, copy %.1f GB/s; peak RSS %.0f MiB\n\n",
+                r.model.c_str(), r.model_name.c_str(), static_cast<double>(r.weight_bytes) / (1 << 20),
+                r.backend.c_str(), r.read_bandwidth_gbs, r.copy_bandwidth_gbs,
+                static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+  out += line;
+  out += "| test | batch | tokens/s | TTFT ms | ITL p50 ms | ITL p99 ms | % of read roofline |\n";
+  out += "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const BenchResult& x : r.results) {
+    const bool tg = x.test.rfind("tg", 0) == 0;
+    std::snprintf(line, sizeof line, "| %s | %u | %.2f ± %.2f | %.1f | %s | %s | %s |\n", x.test.c_str(),
+                  x.batch, x.tokens_per_s, x.stddev, x.ttft_ms,
+                  tg ? std::to_string(x.itl_p50_ms).substr(0, 6).c_str() : "",
+                  tg ? std::to_string(x.itl_p99_ms).substr(0, 6).c_str() : "",
+                  tg ? (std::to_string(static_cast<int>(x.roofline_percent + 0.5)) + " %").c_str() : "");
+    out += line;
+  }
+  return out;
+}
+
+std::string report_json(const BenchReport& r) {
+  boost::json::array items;
+  for (const BenchResult& x : r.results) {
+    boost::json::object o{{"test", x.test},
+                          {"batch", x.batch},
+                          {"tokens_per_s", x.tokens_per_s},
+                          {"stddev", x.stddev},
+                          {"ttft_ms", x.ttft_ms},
+                          {"model", r.model},
+                          {"model_name", r.model_name},
+                          {"backend", r.backend},
+                          {"weight_bytes", r.weight_bytes},
+                          {"read_bandwidth_gbs", r.read_bandwidth_gbs},
+                          {"copy_bandwidth_gbs", r.copy_bandwidth_gbs},
+                          {"peak_rss_bytes", r.peak_rss_bytes}};
+    if (x.test.rfind("tg", 0) == 0) {
+      o["itl_p50_ms"] = x.itl_p50_ms;
+      o["itl_p99_ms"] = x.itl_p99_ms;
+      o["roofline_percent"] = x.roofline_percent;
+    }
+    items.push_back(std::move(o));
+  }
+  return boost::json::serialize(items) + "\n";
+}
+
+}  // namespace lpx::core::bench

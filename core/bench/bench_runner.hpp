@@ -1,0 +1,53 @@
+// `lpx-pipeline bench`: llama-bench's tests on LPX's engine, plus what an engine has and a
+// kernel benchmark lacks (batches, time to first token, inter-token latency percentiles).
+//   ppN     one request with an N-token prompt: N / time to its first token
+//   tgN@B   B requests, each a 1-token prompt generating N tokens (end-of-generation banned):
+//           aggregate decode tokens/s; batch 1 is llama-bench's tg
+// Repetitions after one warm-up run; mean ± sample standard deviation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pipeline/option_schema.hpp"
+#include "plugin_host/plugin_registry.hpp"
+#include "util/expected.hpp"
+
+namespace lpx::core::bench {
+
+struct BenchConfig {
+  std::string model;  // a GGUF file, or synth:NAME:TYPE (written once to the temp directory)
+  std::string backend = "cpu";
+  std::map<std::string, OptionValue> backend_options;
+  std::vector<std::uint32_t> prompt_lengths{128};
+  std::vector<std::uint32_t> generate_lengths{64};
+  std::vector<std::uint32_t> batches{1};
+  std::uint32_t repetitions = 3;
+  unsigned bandwidth_threads = 1;  // threads of the bandwidth measurement
+};
+
+struct BenchResult {
+  std::string test;    // "pp128", "tg64"
+  std::uint32_t batch = 1;
+  double tokens_per_s = 0, stddev = 0;
+  double ttft_ms = 0;
+  double itl_p50_ms = 0, itl_p99_ms = 0;  // tg only
+  double roofline_percent = 0;            // tg only: weight bytes per token x rate / bandwidth
+};
+
+struct BenchReport {
+  std::string model, model_name, backend;
+  std::uint64_t weight_bytes = 0;  // streamed per decode step
+  double read_bandwidth_gbs = 0, copy_bandwidth_gbs = 0;
+  std::uint64_t peak_rss_bytes = 0;
+  std::vector<BenchResult> results;
+};
+
+Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& registry);
+
+std::string report_markdown(const BenchReport& report);
+std::string report_json(const BenchReport& report);
+
+}  // namespace lpx::core::bench

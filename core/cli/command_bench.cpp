@@ -1,0 +1,68 @@
+// `lpx-pipeline bench`: prompt and decode speed of one model on this machine (see
+// core/bench/bench_runner.hpp), as a markdown table or, with --json, one JSON array.
+#include <charconv>
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+#include "bench/bench_runner.hpp"
+#include "cli/commands.hpp"
+#include "cli/device_choice.hpp"
+#include "cli/exit_codes.hpp"
+#include "logging/logging.hpp"
+#include "metrics/metrics_registry.hpp"
+#include "plugin_host/host_services.hpp"
+
+namespace lpx::cli {
+namespace {
+
+// KEY=VALUE: an integer value is an int option, anything else a string.
+core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return core::unexpected("--option wants KEY=VALUE, not '" + text + "'");
+  const std::string key = text.substr(0, eq), value = text.substr(eq + 1);
+  std::int64_t number = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, number);
+  if (!value.empty() && ec == std::errc() && ptr == end) return std::pair{key, core::OptionValue{number}};
+  return std::pair{key, core::OptionValue{value}};
+}
+
+}  // namespace
+
+int bench_command(const BenchArguments& a) {
+  core::MetricsRegistry metrics;
+  core::HostServices services(metrics);
+  core::PluginRegistry registry(core::default_plugin_search_path(), services);
+  core::bench::BenchConfig config;
+  config.model = a.model;
+  auto backend = backend_for_device(a.device, a.backend, registry);
+  if (!backend) {
+    std::cerr << "error: " << backend.error() << "\n";
+    return kExitRuntimeError;
+  }
+  config.backend = *backend;
+  if (a.threads != 0) config.backend_options["threads"] = std::int64_t{a.threads};
+  for (const std::string& o : a.options) {
+    auto parsed = parse_option(o);
+    if (!parsed) {
+      std::cerr << "error: " << parsed.error() << "\n";
+      return kExitUsageError;
+    }
+    config.backend_options[parsed->first] = parsed->second;
+  }
+  config.prompt_lengths = a.prompt_lengths;
+  config.generate_lengths = a.generate_lengths;
+  config.batches = a.batches;
+  config.repetitions = a.repetitions;
+  config.bandwidth_threads = a.threads != 0 ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+  auto report = core::bench::run_bench(config, registry);
+  if (!report) {
+    std::cerr << "error: " << report.error() << "\n";
+    return kExitRuntimeError;
+  }
+  std::cout << (a.json ? core::bench::report_json(*report) : core::bench::report_markdown(*report));
+  return kExitOk;
+}
+
+}  // namespace lpx::cli

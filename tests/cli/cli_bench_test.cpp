@@ -1,0 +1,52 @@
+// `lpx-pipeline bench`: llama-bench-shaped tests (ppN, tgN at each batch) with latency, memory
+// and roofline columns; --json is one array whose elements carry `test` and `tokens_per_s`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <boost/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace lpx::test {
+namespace {
+
+const std::string kTiny = std::string(LPX_SOURCE_DIR) + "/../shared/models/llama-2-tiny-random.gguf";
+
+TEST(CliBench, JsonHasOneElementPerTestAndBatch) {
+  ASSERT_TRUE(std::filesystem::exists(kTiny)) << kTiny;
+  CommandResult r = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "16,32", "-n", "8",
+                             "--batch", "1,3", "--reps", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const boost::json::array items = boost::json::parse(r.out).as_array();
+  ASSERT_EQ(items.size(), 4u) << r.out;  // pp16, pp32, tg8 x batch 1, tg8 x batch 3
+  const char* tests[] = {"pp16", "pp32", "tg8", "tg8"};
+  const std::int64_t batches[] = {1, 1, 1, 3};
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const boost::json::object& o = items[i].as_object();
+    EXPECT_EQ(o.at("test").as_string(), tests[i]);
+    EXPECT_EQ(o.at("batch").to_number<std::int64_t>(), batches[i]);
+    EXPECT_GT(o.at("tokens_per_s").to_number<double>(), 0.0);
+    EXPECT_GT(o.at("ttft_ms").to_number<double>(), 0.0);
+    EXPECT_GT(o.at("peak_rss_bytes").to_number<double>(), 0.0);
+    if (tests[i][0] == 't') {
+      EXPECT_LE(o.at("itl_p50_ms").to_number<double>(), o.at("itl_p99_ms").to_number<double>());
+      EXPECT_GT(o.at("roofline_percent").to_number<double>(), 0.0);
+    }
+  }
+}
+
+TEST(CliBench, TheTableAndASyntheticModel) {
+  CommandResult r = run_lpx({"--log-level", "warn", "bench", "--model", "synth:smollm2-135m:Q4_0", "-p", "8",
+                             "-n", "4", "--reps", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| pp8 | 1 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| tg4 | 1 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("synthetic smollm2-135m"), std::string::npos) << r.out;
+  CommandResult bad = run_lpx({"bench", "--model", "synth:gpt-5:Q8_0"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("unknown shape 'gpt-5'"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace lpx::test
