@@ -22,24 +22,20 @@ std::vector<std::string> split_key_path(const std::string& dotted) {
 
 bool PipelineDocument::load(const std::string& path, const std::vector<std::string>& overrides,
                             Diagnostics& diagnostics) {
-  path_ = path;
-  try {
-    root_ = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    diagnostics.error(location_of(e.source(), path), std::string(e.description()));
-    return false;
-  }
-  bool ok = true;
-  for (const std::string& text : overrides) ok = apply_override(text, diagnostics) && ok;
-  return ok;
+  return parse(path, nullptr, overrides, diagnostics);
 }
 
 bool PipelineDocument::load_text(const std::string& path, const std::string& text,
                                  const std::vector<std::string>& overrides,
                                  Diagnostics& diagnostics) {
+  return parse(path, &text, overrides, diagnostics);
+}
+
+bool PipelineDocument::parse(const std::string& path, const std::string* text,
+                             const std::vector<std::string>& overrides, Diagnostics& diagnostics) {
   path_ = path;
   try {
-    root_ = toml::parse(text, path);
+    root_ = text != nullptr ? toml::parse(*text, path) : toml::parse_file(path);
   } catch (const toml::parse_error& e) {
     diagnostics.error(location_of(e.source(), path), std::string(e.description()));
     return false;

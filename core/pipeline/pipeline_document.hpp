@@ -33,6 +33,9 @@ class PipelineDocument {
   SourceLocation where_table(const toml::table& table, const std::string& key_path) const;
 
  private:
+  // The file at `path`, or `text` named `path` when given; then the overrides.
+  bool parse(const std::string& path, const std::string* text,
+             const std::vector<std::string>& overrides, Diagnostics& diagnostics);
   bool apply_override(const std::string& text, Diagnostics& diagnostics);
 
   std::string path_;

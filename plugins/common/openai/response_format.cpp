@@ -10,13 +10,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string random_id(const char* prefix) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(rng()));
-  return std::string(prefix) + hex;
-}
-
 json::array bytes_json(const std::string& piece) {
   json::array bytes;
   for (unsigned char b : piece) bytes.push_back(b);
@@ -32,6 +25,13 @@ json::value finish_value(const char* finish) {
 }
 
 }  // namespace
+
+std::string random_id(const char* prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(rng()));
+  return std::string(prefix) + hex;
+}
 
 ResponseContext make_response_context(const GenerationRequest& request, const std::string& model) {
   ResponseContext c;

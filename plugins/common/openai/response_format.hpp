@@ -22,6 +22,9 @@ struct ResponseContext {
   std::uint32_t n = 1;  // choices per prompt, for counting prompt tokens once
 };
 
+// A random id with `prefix`: "chatcmpl-…", "batch_req_…" (16 hex digits).
+std::string random_id(const char* prefix);
+
 ResponseContext make_response_context(const GenerationRequest& request, const std::string& model);
 
 // "length" or "stop"; empty for outcomes that are not a normal finish.

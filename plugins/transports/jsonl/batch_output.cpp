@@ -1,18 +1,9 @@
 #include "batch_output.hpp"
 
-#include <random>
-
 namespace lpx::batch {
 namespace {
 
 namespace json = boost::json;
-
-std::string random_hex(const char* prefix) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(rng()));
-  return std::string(prefix) + hex;
-}
 
 openai::ResponseContext context_for(const BatchItem& item, openai::Endpoint endpoint,
                                     const std::string& model) {
@@ -28,9 +19,9 @@ std::string result_line(const BatchItem& item, const openai::CollectedChoice& ch
   if (item.format == LineFormat::kOpenAiBatch) {
     const openai::ResponseContext c = context_for(item, item.request.endpoint, model);
     json::object response{{"status_code", 200},
-                          {"request_id", random_hex("req_")},
+                          {"request_id", openai::random_id("req_")},
                           {"body", openai::full_response_json(c, {choice})}};
-    return json::serialize(json::object{{"id", random_hex("batch_req_")},
+    return json::serialize(json::object{{"id", openai::random_id("batch_req_")},
                                         {"custom_id", item.key},
                                         {"response", std::move(response)},
                                         {"error", nullptr}});
@@ -49,7 +40,7 @@ std::string result_line(const BatchItem& item, const openai::CollectedChoice& ch
 std::string failure_line(const BatchItem& item, const std::string& code, const std::string& error,
                          std::uint32_t attempts) {
   if (item.format == LineFormat::kOpenAiBatch && item.has_id) {
-    return json::serialize(json::object{{"id", random_hex("batch_req_")},
+    return json::serialize(json::object{{"id", openai::random_id("batch_req_")},
                                         {"custom_id", item.key},
                                         {"response", nullptr},
                                         {"error", {{"code", code}, {"message", error}}},
