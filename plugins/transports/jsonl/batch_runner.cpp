@@ -214,6 +214,7 @@ void BatchRunner::run() {
       options_.shard ? std::to_string(options_.shard->index) + "/" + std::to_string(options_.shard->count) : "";
   s.dir = std::make_unique<RunDirectory>(options_, RunRecord{options_.input, s.input_sha256, shard_text});
   s.counts.done_before = s.dir->done().size();
+  s.counts.failed_before = s.dir->done_failed();
   s.dir->log(std::string(s.dir->resumed() ? "resumed" : "started") + ": " + std::to_string(s.counts.total) +
              " inputs, " + std::to_string(s.counts.done_before) + " already done, up to " +
              std::to_string(s.max_in_flight) + " in flight");

@@ -41,8 +41,8 @@ std::string progress_text(const ProgressCounts& c, bool with_bar) {
   const std::uint64_t remaining = c.total > done ? c.total - done : 0;
   std::snprintf(text, sizeof text, "%llu/%llu  ok %llu  failed %llu  %.0f tok/s",
                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(c.total),
-                static_cast<unsigned long long>(c.done_before + c.ok),
-                static_cast<unsigned long long>(c.failed), rate);
+                static_cast<unsigned long long>(c.done_before - c.failed_before + c.ok),
+                static_cast<unsigned long long>(c.failed_before + c.failed), rate);
   out += text;
   if (remaining > 0) {
     out += "  ETA " + (items_per_s > 0 ? duration_text(static_cast<double>(remaining) / items_per_s) : std::string("?"));

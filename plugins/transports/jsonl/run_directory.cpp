@@ -28,9 +28,15 @@ std::string utc_now(bool iso) {
   return text;
 }
 
-bool empty_directory(const fs::path& dir) {
+// Empty, or holding only what a run writes before run.json (a run killed while starting).
+bool unused_directory(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_directory(dir, ec) && fs::directory_iterator(dir, ec) == fs::directory_iterator();
+  if (!fs::is_directory(dir, ec)) return false;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name != ".lock" && name != "run.log" && name != "run.json.tmp") return false;
+  }
+  return !ec;
 }
 
 boost::json::object record_json(const RunRecord& r) {
@@ -71,7 +77,7 @@ RunDirectory::RunDirectory(const BatchOptions& options, const RunRecord& record)
               : fs::path(options.run_dir);
   std::error_code ec;
   const bool existed = fs::exists(path_ / "run.json", ec);
-  const bool occupied = fs::exists(path_, ec) && !empty_directory(path_);
+  const bool occupied = fs::exists(path_, ec) && !unused_directory(path_);
   if (options.resume && occupied && !existed) {
     throw Error(LPX_ERR_INVALID_ARGUMENT,
                 "cannot resume in " + path_.string() +

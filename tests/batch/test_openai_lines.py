@@ -1,0 +1,112 @@
+"""Lines in the OpenAI Batch API format (custom_id, method, url, body) get OpenAI batch output
+lines back, in results.jsonl or failures.jsonl."""
+from conftest import (Job, assert_exactly_once, batch, describe, outcomes, read_json,
+                      write_jsonl)
+
+
+def _request(custom_id, url="/v1/completions", method="POST", **body):
+    return {"custom_id": custom_id, "method": method, "url": url, "body": body}
+
+
+def test_completions_lines_get_batch_output_lines(tmp_path):
+    source = tmp_path / "openai.jsonl"
+    expected = write_jsonl(source, [
+        _request("r-1", prompt="Hello there", max_tokens=6),
+        _request("r-2", prompt="Once upon a time", max_tokens=3),
+        _request("r-3", prompt="Default length"),                 # takes --max-tokens
+    ])
+    run_dir = tmp_path / "run"
+    proc = batch("--input", source, "--run-dir", run_dir, "--max-tokens", 5)
+    assert proc.returncode == 0, describe(proc)
+    results, failures = outcomes(run_dir)
+    assert failures == []
+    assert sorted(r["custom_id"] for r in results) == ["r-1", "r-2", "r-3"]
+    assert_exactly_once(run_dir, expected)
+    batch_ids = set()
+    for r in results:
+        assert r["id"].startswith("batch_req_"), r
+        batch_ids.add(r["id"])
+        assert r["error"] is None, r
+        response = r["response"]
+        assert response["status_code"] == 200, r
+        assert response["request_id"], r
+        body = response["body"]
+        assert body["object"] == "text_completion", body
+        choice = body["choices"][0]
+        assert isinstance(choice["text"], str) and choice["text"], body
+        assert choice["finish_reason"] == "length", body
+        limit = {"r-1": 6, "r-2": 3, "r-3": 5}[r["custom_id"]]
+        assert body["usage"]["completion_tokens"] == limit, body
+    assert len(batch_ids) == 3
+
+
+def test_openai_lines_and_plain_lines_share_a_job(tmp_path):
+    """The same greedy prompt gives the same text as a plain line and as an OpenAI line."""
+    source = tmp_path / "mixed.jsonl"
+    write_jsonl(source, [
+        {"id": "plain", "prompt": "The same prompt", "max_tokens": 6},
+        _request("openai", prompt="The same prompt", max_tokens=6),
+    ])
+    run_dir = tmp_path / "run"
+    proc = batch("--input", source, "--run-dir", run_dir)
+    assert proc.returncode == 0, describe(proc)
+    results, failures = outcomes(run_dir)
+    assert failures == []
+    plain = next(r for r in results if r.get("id") == "plain")
+    openai = next(r for r in results if r.get("custom_id") == "openai")
+    assert openai["response"]["body"]["choices"][0]["text"] == plain["text"]
+
+
+def test_failing_openai_lines_get_error_objects(tmp_path):
+    source = tmp_path / "openai.jsonl"
+    expected = write_jsonl(source, [
+        _request("ok", prompt="Hello", max_tokens=4),
+        _request("chat", url="/v1/chat/completions",
+                 messages=[{"role": "user", "content": "hi"}], max_tokens=4),  # no template
+        _request("embeddings", url="/v1/embeddings", input="x"),
+        _request("get", method="GET", prompt="Hello", max_tokens=4),
+        _request("bad-param", prompt="Hello", max_tokens="four"),
+    ])
+    run_dir = tmp_path / "run"
+    proc = batch("--input", source, "--run-dir", run_dir)
+    assert proc.returncode == 0, describe(proc)
+    assert_exactly_once(run_dir, expected)
+    results, failures = outcomes(run_dir)
+    assert [r["custom_id"] for r in results] == ["ok"]
+    by_id = {f["custom_id"]: f for f in failures}
+    assert set(by_id) == {"chat", "embeddings", "get", "bad-param"}
+    for key, f in by_id.items():
+        assert f["response"] is None, f
+        assert f["id"].startswith("batch_req_"), f
+        assert f["error"]["code"] == "invalid_request", f
+        assert f["error"]["message"], f
+        assert f["line"] == expected[key], f
+    assert "chat template" in by_id["chat"]["error"]["message"]
+    assert "url" in by_id["embeddings"]["error"]["message"]
+    assert "method" in by_id["get"]["error"]["message"]
+    assert "max_tokens" in by_id["bad-param"]["error"]["message"]
+    assert read_json(run_dir / "summary.json")["counts"]["failed"] == 4
+
+
+def test_openai_lines_resume_exactly_once(tmp_path):
+    source = tmp_path / "openai.jsonl"
+    expected = write_jsonl(source, [_request(f"c{i}", prompt=f"Item {i}: say something",
+                                             max_tokens=16) for i in range(300)])
+    run_dir = tmp_path / "run"
+    job = Job(tmp_path / "stderr.txt", "--input", source, "--run-dir", run_dir)
+    job.wait_for_lines(run_dir, 60)
+    job.kill9()
+    proc = batch("--input", source, "--run-dir", run_dir, "--resume")
+    assert proc.returncode == 0, describe(proc)
+    assert_exactly_once(run_dir, expected)
+
+
+def test_duplicate_custom_ids_refuse_the_job(tmp_path):
+    source = tmp_path / "dup.jsonl"
+    write_jsonl(source, [_request("r1", prompt="x"), {"id": "r0", "prompt": "y"},
+                         _request("r1", prompt="z")])
+    run_dir = tmp_path / "run"
+    proc = batch("--input", source, "--run-dir", run_dir)
+    assert proc.returncode == 1, describe(proc)
+    assert "'r1'" in proc.stderr and "lines 1 and 3" in proc.stderr, proc.stderr
+    assert not run_dir.exists() or not any(run_dir.iterdir())
