@@ -376,7 +376,9 @@ void Engine::info(lpx_engine_info& out) const {
 void Engine::stats(lpx_engine_stats& out) const {
   std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
   out.waiting_requests = static_cast<std::uint32_t>(waiting_.size());
-  out.running_requests = static_cast<std::uint32_t>(running_.size());
+  // Finished requests leave running_ at the end of their step; they hold nothing any more.
+  out.running_requests = static_cast<std::uint32_t>(std::count_if(
+      running_.begin(), running_.end(), [](const std::unique_ptr<Request>& r) { return r->sequence != nullptr; }));
   out.kv_block_size = cache_->shape().block_size;
   out.kv_blocks_total = cache_->shape().n_blocks;
   out.kv_blocks_used = cache_->shape().n_blocks - cache_->free_blocks();
