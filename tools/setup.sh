@@ -40,13 +40,9 @@ if ((${#missing[@]})); then
 fi
 
 python_requirements="$root/tests/http/requirements.txt"
-if ! python3 -m pip install --quiet --disable-pip-version-check --dry-run -r "$python_requirements" \
-    2>/dev/null | grep -q "Would install"; then
-  :  # everything already there
-else
-  say "installing Python packages for the tests: $python_requirements"
-  python3 -m pip install --quiet --disable-pip-version-check -r "$python_requirements" ||
-    die "pip could not install $python_requirements (is PyPI reachable?)"
+if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    -r "$python_requirements"; then
+  die "pip could not install $python_requirements (is PyPI reachable?)"
 fi
 
 # --- 2. the default model ------------------------------------------------------------------------
