@@ -5,6 +5,8 @@ Environment (CTest sets these; defaults suit a run from the repository root):
   LPX_MODEL       the default model                 (models/SmolLM2-135M-Instruct.Q4_1.gguf)
   LPX_TINY_MODEL  the shared tiny Llama (no template)(../shared/models/llama-2-tiny-random.gguf)
 """
+import http.client
+import json
 import os
 import pathlib
 import re
@@ -72,6 +74,29 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+def addr(srv):
+    host = srv.host
+    if host in ("0.0.0.0", "::", "[::]"):
+        host = "127.0.0.1"
+    return host, srv.port
+
+
+def request(srv, method, path, body=None, headers=None, timeout=60):
+    """One request on a fresh connection: (status, {lower-case header: value}, body bytes)."""
+    conn = http.client.HTTPConnection(*addr(srv), timeout=timeout)
+    try:
+        hdrs = dict(headers or {})
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+            hdrs.setdefault("Content-Type", "application/json")
+        conn.request(method, path, body=body, headers=hdrs)
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+    finally:
+        conn.close()
 
 
 def start_server(*args, model=None, **kwargs):

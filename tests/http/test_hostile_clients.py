@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import MODEL, PIPELINE, TINY_MODEL, start_server
+from conftest import MODEL, PIPELINE, TINY_MODEL, addr, request, start_server
 
 MARKER = "XYZZY-marker"
 LONG_PROMPT = "Once upon a time"          # SmolLM2: no end of text for > 1500 tokens (greedy)
@@ -29,13 +29,6 @@ BAD_LOG = re.compile(r"^\S+ \S+ (error|critical|fatal)\b|terminate called|Assert
 
 # --------------------------------------------------------------------------------------------
 # helpers
-
-
-def addr(srv):
-    host = srv.host
-    if host in ("0.0.0.0", "::", "[::]"):
-        host = "127.0.0.1"
-    return host, srv.port
 
 
 @contextlib.contextmanager
@@ -49,22 +42,6 @@ def running(*args, model=TINY_MODEL):
         raise
     rc = srv.stop()
     assert rc == 0, f"exit status {rc} on SIGTERM\n{srv.log()}"
-
-
-def request(srv, method, path, body=None, headers=None, timeout=60):
-    """One request on a fresh connection: (status, {lower-case header: value}, body bytes)."""
-    conn = http.client.HTTPConnection(*addr(srv), timeout=timeout)
-    try:
-        hdrs = dict(headers or {})
-        if body is not None and not isinstance(body, (bytes, str)):
-            body = json.dumps(body)
-            hdrs.setdefault("Content-Type", "application/json")
-        conn.request(method, path, body=body, headers=hdrs)
-        resp = conn.getresponse()
-        data = resp.read()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
-    finally:
-        conn.close()
 
 
 def read_response(sock, method="POST"):

@@ -13,27 +13,9 @@ import time
 
 import pytest
 
-from conftest import start_server
+from conftest import addr, request, start_server
 
 LONG_PROMPT = "Once upon a time"
-
-
-def addr(srv):
-    return ("127.0.0.1" if srv.host in ("0.0.0.0", "::") else srv.host), srv.port
-
-
-def request(srv, method, path, body=None, headers=None, timeout=60):
-    conn = http.client.HTTPConnection(*addr(srv), timeout=timeout)
-    try:
-        hdrs = dict(headers or {})
-        if body is not None and not isinstance(body, (bytes, str)):
-            body = json.dumps(body)
-            hdrs.setdefault("Content-Type", "application/json")
-        conn.request(method, path, body=body, headers=hdrs)
-        resp = conn.getresponse()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
-    finally:
-        conn.close()
 
 
 def error_of(status, body, expect_status, etype):
