@@ -16,6 +16,12 @@ Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
       {reinterpret_cast<const void*>(api.swiglu), "swiglu"},
       {reinterpret_cast<const void*>(api.attention), "attention"},
   };
+  const bool device_entries[] = {api.model_load != nullptr, api.model_forward != nullptr,
+                                 api.model_free != nullptr};
+  if (!(device_entries[0] == device_entries[1] && device_entries[1] == device_entries[2])) {
+    return unexpected("backend '" + name +
+                      "' has some but not all of model_load, model_forward and model_free");
+  }
   for (const auto& [entry, entry_name] : required) {
     if (entry == nullptr) {
       return unexpected("backend '" + name + "' has no '" + entry_name +
@@ -67,6 +73,24 @@ void Backend::swiglu(const float* gate, const float* up, float* out, std::size_t
 
 void Backend::attention(const lpx_attention_args& args) {
   check(api_->attention(instance_->raw(), &args), "attention");
+}
+
+lpx_device_model* Backend::load_model(const lpx_llama_model_desc& desc,
+                                      lpx_device_model_info& info) {
+  lpx_device_model* model = nullptr;
+  info = {};
+  info.struct_size = sizeof(lpx_device_model_info);
+  check(api_->model_load(instance_->raw(), &desc, &model, &info), "model_load");
+  if (model == nullptr) throw EngineError("backend '" + name_ + "': model_load returned no model");
+  return model;
+}
+
+void Backend::forward(lpx_device_model* model, const lpx_forward_args& args) {
+  check(api_->model_forward(instance_->raw(), model, &args), "forward");
+}
+
+void Backend::free_model(lpx_device_model* model) noexcept {
+  if (model != nullptr) api_->model_free(instance_->raw(), model);
 }
 
 }  // namespace lpx::core

@@ -36,6 +36,13 @@ class Backend {
   void swiglu(const float* gate, const float* up, float* out, std::size_t n);
   void attention(const lpx_attention_args& args);
 
+  // Since ABI 1.4: whether the backend keeps models on its own device (model_load & co).
+  bool has_device_models() const noexcept { return api_->model_load != nullptr; }
+  // The model on the device; throws EngineError with the backend's reason (out of memory...).
+  lpx_device_model* load_model(const lpx_llama_model_desc& desc, lpx_device_model_info& info);
+  void forward(lpx_device_model* model, const lpx_forward_args& args);
+  void free_model(lpx_device_model* model) noexcept;
+
  private:
   Backend(std::shared_ptr<PluginInstance> instance, const lpx_quant_backend_api* api,
           std::string name)

@@ -131,12 +131,22 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, LlamaW
   shape.head_dim = h_.head_dim;
   shape.block_size = config_.block_size;
   shape.n_blocks = (config_.kv_cache_tokens + config_.block_size - 1) / config_.block_size;
+  shape.host_storage = !parts_.backend->has_device_models();
   cache_ = std::make_unique<KvCache>(shape);
-  forward_ = std::make_unique<LlamaForward>(h_, architecture, weights_, *parts_.backend, *cache_,
-                                            config_.batch_tokens, config_.context_size);
+  if (parts_.backend->has_device_models()) {
+    auto device = std::make_unique<DeviceForward>(h_, architecture, weights_, *parts_.backend,
+                                                  *cache_, config_.batch_tokens,
+                                                  config_.max_sequences, config_.context_size);
+    spdlog::info("engine: model on {}", device->describe());
+    forward_ = std::move(device);
+  } else {
+    forward_ = std::make_unique<LlamaForward>(h_, architecture, weights_, *parts_.backend,
+                                              *cache_, config_.batch_tokens, config_.context_size);
+  }
   batch_.reserve(config_.batch_tokens, config_.max_sequences);
   batch_requests_.reserve(config_.max_sequences);
   logits_.resize(std::size_t{config_.max_sequences} * h_.n_vocab);
+  greedy_tokens_.resize(config_.max_sequences);
   running_.reserve(config_.max_sequences);
   spdlog::info("engine: {} ({} layers), backend '{}', context {} tokens, KV cache {} tokens "
                "({:.1f} MiB, f16, blocks of {}), up to {} sequences, {} tokens per step",
@@ -510,8 +520,19 @@ void Engine::step() {
   }
   build_batch();
   if (batch_.rows() == 0) return;
+  // Where every sampled row is plain greedy, the device picks the tokens and only their ids
+  // cross back (no logits copy).
+  const bool device_greedy =
+      forward_->has_device_argmax() &&
+      std::all_of(batch_requests_.begin(), batch_requests_.end(), [](const Request* r) {
+        return r->sampler->is_plain_greedy() && !r->logprobs;
+      });
   try {
-    forward_->run(batch_, logits_.data());
+    if (device_greedy) {
+      forward_->run_greedy(batch_, greedy_tokens_.data());
+    } else {
+      forward_->run(batch_, logits_.data());
+    }
   } catch (const std::exception& e) {
     // A kernel failed: every request in the batch ends with the error; the cache rows they
     // wrote are discarded with them.
@@ -542,8 +563,8 @@ void Engine::step() {
   for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
     Request& r = *batch_requests_[o];
     try {
-      const float* logits = logits_.data() + o * h_.n_vocab;
-      const std::int32_t token = r.sampler->sample(logits);
+      const float* logits = device_greedy ? nullptr : logits_.data() + o * h_.n_vocab;
+      const std::int32_t token = device_greedy ? greedy_tokens_[o] : r.sampler->sample(logits);
       r.sampler->accept(token);
       tokens_generated_.fetch_add(1, std::memory_order_relaxed);
       deliver(r, token, logits);

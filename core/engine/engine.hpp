@@ -25,6 +25,8 @@
 #include "engine/backend.hpp"
 #include "engine/batch.hpp"
 #include "engine/kv_cache.hpp"
+#include "engine/device_forward.hpp"
+#include "engine/forward_pass.hpp"
 #include "engine/llama_forward.hpp"
 #include "engine/llama_weights.hpp"
 #include "engine/sampler_chain_factory.hpp"
@@ -107,10 +109,11 @@ class Engine {
   LlamaWeights weights_;
   std::string model_name_;
   std::unique_ptr<KvCache> cache_;
-  std::unique_ptr<LlamaForward> forward_;
+  std::unique_ptr<ForwardPass> forward_;
   Batch batch_;
   std::vector<Request*> batch_requests_;  // per output row of batch_
   std::vector<float> logits_;             // max_sequences x n_vocab
+  std::vector<std::int32_t> greedy_tokens_;  // max_sequences: tokens picked on the device
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // the engine thread: work arrived or stop

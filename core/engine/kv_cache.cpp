@@ -18,10 +18,12 @@ KvCache::KvCache(const KvCacheShape& shape) : shape_(shape) {
   pool_elements_ = block_elements_ * shape.n_blocks;
   const std::size_t elements = pool_elements_ * 2 * shape.n_layer;
   bytes_ = elements * sizeof(std::uint16_t);
-  // calloc: large requests come as fresh zero pages from the kernel, so memory is only
-  // committed as positions are written.
-  storage_.reset(static_cast<std::uint16_t*>(std::calloc(elements, sizeof(std::uint16_t))));
-  if (!storage_ && elements != 0) throw std::bad_alloc();
+  if (shape.host_storage) {
+    // calloc: large requests come as fresh zero pages from the kernel, so memory is only
+    // committed as positions are written.
+    storage_.reset(static_cast<std::uint16_t*>(std::calloc(elements, sizeof(std::uint16_t))));
+    if (!storage_ && elements != 0) throw std::bad_alloc();
+  }
   free_.reserve(shape.n_blocks);
   for (std::uint32_t b = shape.n_blocks; b-- > 0;) free_.push_back(static_cast<std::int32_t>(b));
 }

@@ -21,6 +21,9 @@ struct KvCacheShape {
   std::uint32_t head_dim = 0;
   std::uint32_t block_size = 16;  // positions per block
   std::uint32_t n_blocks = 0;     // blocks per layer pool
+  // False when the pools live on a backend's device (lpx_device_model): the cache then keeps
+  // only the block bookkeeping, and store / k_pool / v_pool must not be called.
+  bool host_storage = true;
 };
 
 class KvCache;
@@ -49,6 +52,7 @@ class KvCache {
   explicit KvCache(const KvCacheShape& shape);
 
   const KvCacheShape& shape() const noexcept { return shape_; }
+  // Bytes of the K and V pools, wherever they live.
   std::size_t bytes() const noexcept { return bytes_; }
   std::uint32_t total_positions() const noexcept { return shape_.n_blocks * shape_.block_size; }
   std::uint32_t free_blocks() const noexcept { return static_cast<std::uint32_t>(free_.size()); }

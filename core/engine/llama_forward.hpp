@@ -12,6 +12,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/batch.hpp"
+#include "engine/forward_pass.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/llama_weights.hpp"
 #include "model/architecture.hpp"
@@ -19,7 +20,7 @@
 
 namespace lpx::core {
 
-class LlamaForward {
+class LlamaForward final : public ForwardPass {
  public:
   // `max_rows`: the most rows a batch may have; `max_context`: the most positions a sequence
   // may have. Reserves the backend for those limits.
@@ -27,12 +28,10 @@ class LlamaForward {
                const LlamaWeights& weights, Backend& backend, KvCache& cache,
                std::uint32_t max_rows, std::uint32_t max_context);
 
-  std::uint32_t n_vocab() const noexcept { return n_vocab_; }
+  std::uint32_t n_vocab() const noexcept override { return n_vocab_; }
   std::uint32_t max_rows() const noexcept { return max_rows_; }
 
-  // Writes the K/V of every row into the cache and the logits of batch.output_rows (in order)
-  // to logits[i * n_vocab]. Throws EngineError when a kernel fails.
-  void run(const Batch& batch, float* logits);
+  void run(const Batch& batch, float* logits) override;
 
  private:
   void attention_block(const Batch& batch, const LlamaLayerWeights& layer, std::uint32_t index);

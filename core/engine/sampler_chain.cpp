@@ -22,6 +22,8 @@ SamplerChain::SamplerChain(std::vector<std::shared_ptr<PluginInstance>> links,
     }
     links_.push_back({std::move(instance), &api, state});
   }
+  plain_greedy_ = bias_.empty() && links_.size() == 1 &&
+                  links_[0].instance->library().description().name == "greedy";
 }
 
 SamplerChain::~SamplerChain() {

@@ -34,6 +34,9 @@ class SamplerChain {
   std::int32_t sample(const float* logits);
   // Tells every link which token the sequence took.
   void accept(std::int32_t token);
+  // True when sample() is the argmax of the raw logits (the lone `greedy` link, no logit bias):
+  // a device backend may then pick the token itself and send back only its id.
+  bool is_plain_greedy() const noexcept { return plain_greedy_; }
 
  private:
   struct Link {
@@ -44,6 +47,7 @@ class SamplerChain {
   std::vector<Link> links_;
   std::vector<lpx_token_candidate> candidates_;
   std::vector<LogitBias> bias_;
+  bool plain_greedy_ = false;
 };
 
 }  // namespace lpx::core

@@ -16,11 +16,13 @@
  *   1.2  the decode engine (lpx/engine.h) for transports; backend ops for the engine
  *   1.3  engine: token log-probabilities, request flags, stats, tokenize/detokenize; the run
  *        context's resolved pipeline and host version
+ *   1.4  quant backends: optional device models (model_load / model_forward / model_free),
+ *        whole forward steps on a backend's own device memory (cuda)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 1
-#define LPX_ABI_MINOR 3
+#define LPX_ABI_MINOR 4
 
 #endif

@@ -103,6 +103,23 @@ class QuantBackend : public Instance {
   virtual void attention(const lpx_attention_args& args) = 0;
 };
 
+// Since ABI 1.4: a backend with its own device memory that runs whole forward steps there
+// (see model_load in lpx/kinds/quant_backend.h). Derive from it instead of QuantBackend; the
+// table then carries the model_* entries. A DeviceModel is owned by the host between
+// load_model and its model_free.
+class DeviceModel {
+ public:
+  virtual ~DeviceModel() = default;
+  virtual void forward(const lpx_forward_args& args) = 0;
+};
+
+class DeviceBackend : public QuantBackend {
+ public:
+  // Throws lpx::Error (LPX_ERR_UNSUPPORTED, LPX_ERR_OUT_OF_MEMORY...) with the reason.
+  virtual std::unique_ptr<DeviceModel> load_model(const lpx_llama_model_desc& desc,
+                                                  lpx_device_model_info& info) = 0;
+};
+
 // --- describing a plugin ------------------------------------------------------------------------
 
 struct PluginInfo {
@@ -270,10 +287,31 @@ inline lpx_status* backend_attention(lpx_instance* instance,
                                      const lpx_attention_args* args) noexcept {
   return guard([&] { self<QuantBackend>(instance).attention(*args); });
 }
+inline lpx_status* backend_model_load(lpx_instance* instance, const lpx_llama_model_desc* desc,
+                                      lpx_device_model** out_model,
+                                      lpx_device_model_info* out_info) noexcept {
+  return guard([&] {
+    std::unique_ptr<DeviceModel> model = self<DeviceBackend>(instance).load_model(*desc, *out_info);
+    *out_model = reinterpret_cast<lpx_device_model*>(model.release());
+  });
+}
+inline lpx_status* backend_model_forward(lpx_instance*, lpx_device_model* model,
+                                         const lpx_forward_args* args) noexcept {
+  return guard([&] { reinterpret_cast<DeviceModel*>(model)->forward(*args); });
+}
+inline void backend_model_free(lpx_instance*, lpx_device_model* model) noexcept {
+  delete reinterpret_cast<DeviceModel*>(model);
+}
 inline constexpr lpx_quant_backend_api kQuantBackendApi{
     sizeof(lpx_quant_backend_api), &backend_supports_type, &backend_matmul,
     &backend_dequantize_row,       &backend_reserve,       &backend_rms_norm,
-    &backend_rope,                 &backend_swiglu,        &backend_attention};
+    &backend_rope,                 &backend_swiglu,        &backend_attention,
+    nullptr,                       nullptr,                nullptr};
+inline constexpr lpx_quant_backend_api kDeviceBackendApi{
+    sizeof(lpx_quant_backend_api), &backend_supports_type, &backend_matmul,
+    &backend_dequantize_row,       &backend_reserve,       &backend_rms_norm,
+    &backend_rope,                 &backend_swiglu,        &backend_attention,
+    &backend_model_load,           &backend_model_forward, &backend_model_free};
 
 template <class T>
 constexpr lpx_plugin_kind kind_of() {
@@ -297,6 +335,8 @@ constexpr const void* kind_api_of() {
     return &kSamplerApi;
   } else if constexpr (kind_of<T>() == LPX_KIND_MODEL_FORMAT) {
     return &kModelFormatApi;
+  } else if constexpr (std::is_base_of_v<DeviceBackend, T>) {
+    return &kDeviceBackendApi;
   } else if constexpr (kind_of<T>() == LPX_KIND_QUANT_BACKEND) {
     return &kQuantBackendApi;
   } else {

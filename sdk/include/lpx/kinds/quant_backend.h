@@ -84,6 +84,90 @@ typedef struct lpx_attention_args {
   uint32_t block_size;       /* positions per block */
 } lpx_attention_args;
 
+/* since 1.4. A model kept resident on a backend's own device (GPU memory): its weights, its
+ * paged KV cache and its activation buffers. Opaque; made by model_load, ended by model_free. */
+typedef struct lpx_device_model lpx_device_model;
+
+/* since 1.4. One layer of the llama family (llama, qwen2). Tensor views point into the model
+ * file's memory, caller-owned; valid during model_load only (the backend copies to its device
+ * what it needs). Norm weights are F32 tensors. */
+typedef struct lpx_llama_layer {
+  const lpx_tensor_view* attn_norm;
+  const lpx_tensor_view* wq;
+  const lpx_tensor_view* wk;
+  const lpx_tensor_view* wv;
+  const lpx_tensor_view* wo;
+  const float* bq;  /* NULL, or n_head x head_dim f32 biases of q (qwen2) */
+  const float* bk;  /* NULL, or n_head_kv x head_dim */
+  const float* bv;  /* NULL, or n_head_kv x head_dim */
+  const lpx_tensor_view* ffn_norm;
+  const lpx_tensor_view* ffn_gate;
+  const lpx_tensor_view* ffn_up;
+  const lpx_tensor_view* ffn_down;
+} lpx_llama_layer;
+
+/* since 1.4. What model_load puts on the device: the llama-family forward pass of
+ * LlamaForward (core/engine/llama_forward.hpp), the same arithmetic as the per-op kernels
+ * above, and a paged KV pool of kv_blocks blocks of kv_block_size positions per layer (the
+ * engine hands out block indices; 0 .. kv_blocks - 1). All pointers caller-owned, valid during
+ * model_load only. */
+typedef struct lpx_llama_model_desc {
+  uint32_t struct_size;      /* sizeof(lpx_llama_model_desc) as the host compiled it */
+  uint32_t n_layer;
+  uint32_t n_embd;
+  uint32_t n_head;
+  uint32_t n_head_kv;
+  uint32_t head_dim;         /* of q and k; v has the same */
+  uint32_t n_ff;
+  uint32_t n_vocab;
+  float rms_norm_eps;
+  float attention_scale;     /* applied to q.k, usually 1/sqrt(head_dim) */
+  lpx_rope_params rope;      /* freq_factors: NULL or n_rot/2 floats, copied */
+  const lpx_tensor_view* token_embd;
+  const lpx_tensor_view* output_norm;
+  const lpx_tensor_view* output;     /* may be token_embd itself (tied embeddings) */
+  const lpx_llama_layer* layers;     /* n_layer */
+  uint32_t kv_block_size;    /* positions per KV block */
+  uint32_t kv_blocks;        /* blocks per layer pool */
+  uint32_t max_rows;         /* the most rows (tokens) one model_forward call carries */
+  uint32_t max_sequences;    /* the most sequences one call carries */
+  uint32_t max_context;      /* the most positions one sequence reaches */
+} lpx_llama_model_desc;
+
+/* since 1.4. Memory a device model holds, for logs and /metrics. */
+typedef struct lpx_device_model_info {
+  uint32_t struct_size;
+  uint64_t weight_bytes;     /* weights as stored on the device */
+  uint64_t kv_cache_bytes;
+  uint64_t workspace_bytes;  /* activations, scratch, graphs */
+  uint64_t device_total_bytes;
+  uint64_t device_free_bytes; /* after the load */
+  const char* device_name;   /* UTF-8, e.g. "NVIDIA H200 (cuda:0, sm_90)"; owned by the model */
+} lpx_device_model_info;
+
+/* since 1.4. One step of a device model: the rows of a Batch (core/engine/batch.hpp). Row r
+ * of sequence s writes its K/V at cache position positions[r] of that sequence's pages and
+ * attends to positions 0..positions[r]. Host pointers, caller-owned, valid during the call;
+ * the backend must be done with them when it returns. */
+typedef struct lpx_forward_args {
+  uint32_t struct_size;
+  uint32_t n_rows;                  /* 1 .. max_rows */
+  const int32_t* tokens;            /* n_rows token ids */
+  const int32_t* positions;         /* n_rows cache positions */
+  uint32_t n_sequences;             /* 1 .. max_sequences */
+  const uint32_t* sequence_rows;    /* n_sequences + 1 offsets: sequence s owns rows
+                                       [sequence_rows[s], sequence_rows[s + 1]) */
+  const int32_t* block_tables;      /* n_sequences x block_table_stride block indices */
+  uint32_t block_table_stride;      /* >= blocks of the longest sequence */
+  uint32_t n_outputs;               /* rows whose logits (or argmax) are wanted;
+                                       at most max_sequences */
+  const uint32_t* output_rows;      /* n_outputs rows, ascending */
+  float* logits;                    /* n_outputs x n_vocab f32, or NULL */
+  int32_t* argmax;                  /* n_outputs greedy token ids (lowest id among equal
+                                       maxima), or NULL: computed on the device, so only the
+                                       ids cross to the host */
+} lpx_forward_args;
+
 typedef struct lpx_quant_backend_api {
   uint32_t struct_size; /* sizeof(lpx_quant_backend_api) as the plugin compiled it */
 
@@ -114,6 +198,19 @@ typedef struct lpx_quant_backend_api {
                         size_t n);
   /* Required. Causal attention of one sequence's query rows over its paged KV cache. */
   lpx_status* (*attention)(lpx_instance* instance, const lpx_attention_args* args);
+
+  /* since 1.4. Optional, all three or none (NULL for host-memory backends such as cpu): a
+   * backend with its own device memory runs whole forward steps there. The engine then keeps
+   * only the KV block bookkeeping and calls model_forward once per step instead of the per-op
+   * kernels above (which such a backend still implements on host buffers, for tests and tools).
+   * model_load fails with LPX_ERR_UNSUPPORTED for a shape or type it cannot run, and with
+   * LPX_ERR_OUT_OF_MEMORY when weights + KV cache + workspace do not fit, saying how much. */
+  lpx_status* (*model_load)(lpx_instance* instance, const lpx_llama_model_desc* desc,
+                            lpx_device_model** out_model, lpx_device_model_info* out_info);
+  lpx_status* (*model_forward)(lpx_instance* instance, lpx_device_model* model,
+                               const lpx_forward_args* args);
+  /* Frees everything model_load took. NULL is a no-op. */
+  void (*model_free)(lpx_instance* instance, lpx_device_model* model);
 } lpx_quant_backend_api;
 
 #ifdef __cplusplus

@@ -1,0 +1,106 @@
+#include "engine/device_forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace lpx::core {
+namespace {
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+}  // namespace
+
+DeviceForward::DeviceForward(const Hyperparameters& h, const Architecture& architecture,
+                             const LlamaWeights& weights, Backend& backend, const KvCache& cache,
+                             std::uint32_t max_rows, std::uint32_t max_sequences,
+                             std::uint32_t max_context)
+    : backend_(backend),
+      n_vocab_(h.n_vocab),
+      table_stride_(cache.blocks_for(max_context)) {
+  std::vector<lpx_llama_layer> layers;
+  layers.reserve(weights.layers.size());
+  for (const LlamaLayerWeights& l : weights.layers) {
+    layers.push_back({l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.ffn_norm,
+                      l.ffn_gate, l.ffn_up, l.ffn_down});
+  }
+  lpx_llama_model_desc desc{};
+  desc.struct_size = sizeof(desc);
+  desc.n_layer = h.n_layer;
+  desc.n_embd = h.n_embd;
+  desc.n_head = h.n_head;
+  desc.n_head_kv = h.n_head_kv;
+  desc.head_dim = h.head_dim;
+  desc.n_ff = h.n_ff;
+  desc.n_vocab = h.n_vocab;
+  desc.rms_norm_eps = static_cast<float>(h.rms_norm_eps);
+  desc.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
+  desc.rope.struct_size = sizeof(lpx_rope_params);
+  desc.rope.mode = architecture.rope_mode;
+  desc.rope.n_rot = h.n_rot;
+  desc.rope.freq_base = static_cast<float>(h.rope_freq_base);
+  desc.rope.freq_scale = h.rope_scaling == RopeScaling::linear
+                             ? static_cast<float>(1.0 / h.rope_scaling_factor)
+                             : 1.0f;
+  desc.rope.freq_factors =
+      weights.rope_freq_factors.empty() ? nullptr : weights.rope_freq_factors.data();
+  desc.token_embd = weights.token_embd;
+  desc.output_norm = weights.output_norm;
+  desc.output = weights.output;
+  desc.layers = layers.data();
+  desc.kv_block_size = cache.shape().block_size;
+  desc.kv_blocks = cache.shape().n_blocks;
+  desc.max_rows = max_rows;
+  desc.max_sequences = max_sequences;
+  desc.max_context = max_context;
+  model_ = backend_.load_model(desc, info_);
+  device_name_ = info_.device_name != nullptr ? info_.device_name : backend_.name();
+  sequence_rows_.resize(std::size_t{max_sequences} + 1);
+  block_tables_.resize(std::size_t{max_sequences} * table_stride_);
+}
+
+DeviceForward::~DeviceForward() { backend_.free_model(model_); }
+
+std::string DeviceForward::describe() const {
+  return fmt::format("{}: weights {:.1f} MiB, KV cache {:.1f} MiB, workspace {:.1f} MiB; "
+                     "{:.0f} of {:.0f} MiB free",
+                     device_name_, mib(info_.weight_bytes), mib(info_.kv_cache_bytes),
+                     mib(info_.workspace_bytes), mib(info_.device_free_bytes),
+                     mib(info_.device_total_bytes));
+}
+
+void DeviceForward::run(const Batch& batch, float* logits) { forward(batch, logits, nullptr); }
+
+void DeviceForward::run_greedy(const Batch& batch, std::int32_t* tokens) {
+  forward(batch, nullptr, tokens);
+}
+
+void DeviceForward::forward(const Batch& batch, float* logits, std::int32_t* tokens) {
+  const auto n_sequences = static_cast<std::uint32_t>(batch.sequences.size());
+  for (std::uint32_t s = 0; s < n_sequences; ++s) {
+    const BatchSequence& sequence = batch.sequences[s];
+    sequence_rows_[s] = sequence.first_row;
+    // Only the blocks the sequence holds; the rest of its stride is never read.
+    const std::size_t blocks = std::min<std::size_t>(sequence.blocks->size(), table_stride_);
+    std::copy_n(sequence.blocks->data(), blocks,
+                block_tables_.begin() + std::size_t{s} * table_stride_);
+  }
+  sequence_rows_[n_sequences] = batch.rows();
+  lpx_forward_args args{};
+  args.struct_size = sizeof(args);
+  args.n_rows = batch.rows();
+  args.tokens = batch.tokens.data();
+  args.positions = batch.positions.data();
+  args.n_sequences = n_sequences;
+  args.sequence_rows = sequence_rows_.data();
+  args.block_tables = block_tables_.data();
+  args.block_table_stride = table_stride_;
+  args.n_outputs = static_cast<std::uint32_t>(batch.output_rows.size());
+  args.output_rows = batch.output_rows.data();
+  args.logits = logits;
+  args.argmax = tokens;
+  backend_.forward(model_, args);
+}
+
+}  // namespace lpx::core
