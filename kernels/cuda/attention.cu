@@ -1,0 +1,309 @@
+// The paged KV cache on the GPU: kv_store writes a step's K and V rows into their slots, and
+// attention() is flash-decoding over the paged f16 pool in two kernels:
+//
+//  1. attention_partial_kernel, one block per (row, kv head, chunk of split_positions cache
+//     positions). It serves every query head of its kv head (the GQA group, in slices of
+//     kMaxGroup heads), so each K and V vector is read once per slice. Positions go by tiles of
+//     kTile: the tile's scores q.k (q rounded to f16, as the reference rounds it; products of
+//     two f16 values are exact in f32, so only the order of the f32 additions differs), then an
+//     online-softmax step in f32 (running max and sum, exp = the reference's exp_approx), then
+//     the weighted sum of V. It writes, per query head, the unnormalised accumulators, the max
+//     and the sum of its chunk. A chunk that starts past the row's position writes max = -inf,
+//     sum = 0 and exits.
+//  2. attention_merge_kernel, one block per (row, query head): the log-sum-exp merge of the
+//     chunks' partials, divided by the merged sum.
+//
+// Difference from kernels/reference (ops_attention.cpp): the reference normalises the softmax
+// weights first and rounds each to f16 before the sum over V; here the weights stay f32 and the
+// division comes last. The reference's rounding moves each weight by up to 2^-11 of itself
+// (2^-25 absolute below f16's normal range), so out[d] differs from it by at most about
+// 2^-11 * sum_t w_t |v_t[d]| + 2^-25 * sum_t |v_t[d]|, plus f32 summation-order noise; this
+// kernel sits closer to the exact softmax than the reference does. tests/cuda/ops_test.cpp
+// checks both bounds.
+//
+// The grid depends only on n_rows, n_kv_heads, n_heads, max_positions and split_positions, never
+// on device data, so a captured graph replays correctly for any positions and block tables.
+#include "cuda/launch.hpp"
+#include "cuda/device_math.cuh"
+
+#include <cmath>
+
+namespace lpx::kernels::cuda {
+namespace {
+
+using detail::exp_approx;
+using detail::sub_rn;
+
+constexpr int kThreads = 128;  // partial kernel
+constexpr int kWarps = kThreads / 32;
+constexpr int kTile = 32;      // positions per softmax step: one lane each
+constexpr int kMaxGroup = 8;   // query heads served by one pass over K and V
+constexpr int kMergeThreads = 128;
+constexpr int kMaxGridYZ = 65535;
+constexpr float kNegInf = -INFINITY;
+
+int chunk_count(int max_positions, int split_positions) {
+  return (max_positions + split_positions - 1) / split_positions;
+}
+
+// Start of the partial of (row, query head, chunk): head_dim accumulators, then max and sum.
+__device__ std::size_t partial_offset(int row, int head, int chunk, int n_heads, int chunks,
+                                      int head_dim) {
+  return ((static_cast<std::size_t>(row) * n_heads + head) * chunks + chunk) *
+         static_cast<std::size_t>(head_dim + 2);
+}
+
+// The f16 vector of kv head `kv_head` at position t of the sequence whose block table is `table`.
+__device__ const __half2* cache_vector(const AttentionArgs& a, const std::uint16_t* pool,
+                                       const std::int32_t* table, int t, int kv_head) {
+  const auto block = static_cast<std::size_t>(table[t / a.block_size]);
+  const std::size_t slot = block * a.block_size + t % a.block_size;
+  return reinterpret_cast<const __half2*>(pool + (slot * a.n_kv_heads + kv_head) * a.head_dim);
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    attention_partial_kernel(const AttentionArgs a, int chunks) {
+  constexpr int kPairs = D / 2;               // K and V are read as half2
+  constexpr int kPositionGroups = kThreads / kPairs;  // positions the V pass takes side by side
+  static_assert(D % 2 == 0 && kPositionGroups >= 1, "head_dim: even, at most 2 * kThreads");
+
+  __shared__ float2 q_s[kMaxGroup][kPairs];  // q of the slice's heads, rounded to f16
+  __shared__ float w_s[kMaxGroup][kTile];    // the tile's scores, then its softmax weights
+  __shared__ float max_s[kMaxGroup];         // running max and sum of each head
+  __shared__ float sum_s[kMaxGroup];
+  __shared__ float alpha_s[kMaxGroup];       // rescale of the accumulators after a new max
+  __shared__ float2 acc_s[kPositionGroups][kMaxGroup][kPairs];
+
+  const int row = blockIdx.x;
+  const int kv_head = blockIdx.y;
+  const int chunk = blockIdx.z;
+  const int tid = threadIdx.x;
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const int group = a.n_heads / a.n_kv_heads;
+  const int position = a.positions[row];
+
+  // This chunk's positions; the last chunk also takes any position past max_positions, so a
+  // row beyond the grid's sizing is still complete (just slower).
+  const int begin = chunk * a.split_positions;
+  const int end = chunk == chunks - 1 ? position + 1 : min(begin + a.split_positions, position + 1);
+  if (begin >= end) {
+    for (int g = tid; g < group; g += kThreads) {
+      float* partial = a.partial + partial_offset(row, kv_head * group + g, chunk, a.n_heads,
+                                                  chunks, D);
+      partial[D] = kNegInf;
+      partial[D + 1] = 0.0f;
+    }
+    return;
+  }
+  const std::int32_t* table =
+      a.block_tables + static_cast<std::size_t>(a.row_sequence[row]) * a.block_table_stride;
+  const int pair = tid % kPairs;       // V pass: this thread's dims 2 * pair, 2 * pair + 1
+  const int pos_group = tid / kPairs;  // ... at positions pos_group + k * kPositionGroups of a tile
+
+  for (int head0 = 0; head0 < group; head0 += kMaxGroup) {
+    const int heads = min(kMaxGroup, group - head0);
+    const int first_head = kv_head * group + head0;
+    const float* q = a.q + (static_cast<std::size_t>(row) * a.n_heads + first_head) * D;
+    for (int i = tid; i < heads * kPairs; i += kThreads) {
+      const int g = i / kPairs;
+      const int p = i % kPairs;
+      q_s[g][p] = make_float2(detail::round_to_f16(q[g * D + 2 * p]),
+                              detail::round_to_f16(q[g * D + 2 * p + 1]));
+    }
+    if (tid < kMaxGroup) {
+      max_s[tid] = kNegInf;
+      sum_s[tid] = 0.0f;
+    }
+    float2 acc[kMaxGroup];
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) acc[g] = make_float2(0.0f, 0.0f);
+    __syncthreads();
+
+    for (int tile = begin; tile < end; tile += kTile) {
+      const int count = min(kTile, end - tile);
+
+      // 1. Scores: a warp per position, its lanes across the dim pairs.
+      for (int j = warp; j < count; j += kWarps) {
+        const __half2* k = cache_vector(a, a.k_pool, table, tile + j, kv_head);
+        float dot[kMaxGroup];
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g) dot[g] = 0.0f;
+        for (int p = lane; p < kPairs; p += 32) {
+          const float2 kf = __half22float2(k[p]);
+#pragma unroll
+          for (int g = 0; g < kMaxGroup; ++g) {
+            if (g < heads) dot[g] = fmaf(q_s[g][p].y, kf.y, fmaf(q_s[g][p].x, kf.x, dot[g]));
+          }
+        }
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g) {
+          if (g < heads) {  // uniform across the block, so every lane joins the shuffles
+            const float s = detail::warp_sum(dot[g]);
+            if (lane == 0) w_s[g][j] = detail::mul_rn(s, a.scale);
+          }
+        }
+      }
+      __syncthreads();
+
+      // 2. Online softmax: a warp per head, a lane per position of the tile.
+      for (int g = warp; g < heads; g += kWarps) {
+        const float s = lane < count ? w_s[g][lane] : kNegInf;
+        const float old_max = max_s[g];  // read by every lane before lane 0 updates it below
+        const float new_max = fmaxf(old_max, detail::warp_max(s));
+        const float w = lane < count ? exp_approx(sub_rn(s, new_max)) : 0.0f;
+        w_s[g][lane] = w;
+        const float tile_sum = detail::warp_sum(w);
+        if (lane == 0) {
+          const float alpha = exp_approx(sub_rn(old_max, new_max));  // exp(-inf) = 0 at first
+          alpha_s[g] = alpha;
+          sum_s[g] = fmaf(sum_s[g], alpha, tile_sum);
+          max_s[g] = new_max;
+        }
+      }
+      __syncthreads();
+
+      // 3. The weighted sum of V, rescaled to the new max first.
+      if (pos_group < kPositionGroups) {
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g) {
+          if (g < heads) {
+            acc[g].x *= alpha_s[g];
+            acc[g].y *= alpha_s[g];
+          }
+        }
+        for (int j = pos_group; j < count; j += kPositionGroups) {
+          const __half2* v = cache_vector(a, a.v_pool, table, tile + j, kv_head);
+          const float2 vf = __half22float2(v[pair]);
+#pragma unroll
+          for (int g = 0; g < kMaxGroup; ++g) {
+            if (g < heads) {
+              acc[g].x = fmaf(w_s[g][j], vf.x, acc[g].x);
+              acc[g].y = fmaf(w_s[g][j], vf.y, acc[g].y);
+            }
+          }
+        }
+      }
+      __syncthreads();  // the next tile overwrites w_s and alpha_s
+    }
+
+    // 4. Add up the position groups and write the slice's partials.
+    if (pos_group < kPositionGroups) {
+#pragma unroll
+      for (int g = 0; g < kMaxGroup; ++g) {
+        if (g < heads) acc_s[pos_group][g][pair] = acc[g];
+      }
+    }
+    __syncthreads();
+    for (int i = tid; i < heads * kPairs; i += kThreads) {
+      const int g = i / kPairs;
+      const int p = i % kPairs;
+      float2 total = acc_s[0][g][p];
+      for (int k = 1; k < kPositionGroups; ++k) {
+        total.x += acc_s[k][g][p].x;
+        total.y += acc_s[k][g][p].y;
+      }
+      float* partial = a.partial + partial_offset(row, first_head + g, chunk, a.n_heads, chunks, D);
+      partial[2 * p] = total.x;
+      partial[2 * p + 1] = total.y;
+    }
+    if (tid < heads) {
+      float* partial =
+          a.partial + partial_offset(row, first_head + tid, chunk, a.n_heads, chunks, D);
+      partial[D] = max_s[tid];
+      partial[D + 1] = sum_s[tid];
+    }
+    __syncthreads();  // the next slice reuses q_s, max_s, sum_s and acc_s
+  }
+}
+
+// out = sum_c e^(max_c - M) acc_c / sum_c e^(max_c - M) sum_c, M the largest max_c; empty
+// chunks (max = -inf) are skipped, so their accumulators are never read.
+__global__ void __launch_bounds__(kMergeThreads)
+    attention_merge_kernel(const AttentionArgs a, int chunks) {
+  const int row = blockIdx.x;
+  const int head = blockIdx.y;
+  const int dim = a.head_dim;
+  const int stride = dim + 2;
+  const float* partials = a.partial + partial_offset(row, head, 0, a.n_heads, chunks, dim);
+
+  float max = kNegInf;
+  for (int c = 0; c < chunks; ++c) max = fmaxf(max, partials[c * stride + dim]);
+  float sum = 0.0f;
+  for (int c = 0; c < chunks; ++c) {
+    const float m = partials[c * stride + dim];
+    if (m != kNegInf) sum = fmaf(partials[c * stride + dim + 1], exp_approx(sub_rn(m, max)), sum);
+  }
+  float* out = a.out + (static_cast<std::size_t>(row) * a.n_heads + head) * dim;
+  for (int d = threadIdx.x; d < dim; d += kMergeThreads) {
+    float acc = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const float m = partials[c * stride + dim];
+      if (m != kNegInf) acc = fmaf(partials[c * stride + d], exp_approx(sub_rn(m, max)), acc);
+    }
+    out[d] = detail::div_rn(acc, sum);
+  }
+}
+
+__global__ void kv_store_kernel(const float* k, const float* v, std::uint16_t* k_pool,
+                                std::uint16_t* v_pool, const std::int32_t* slots, int width) {
+  const int row = blockIdx.x;
+  const std::int32_t slot = slots[row];
+  if (slot < 0) return;  // a padding row (e.g. of a captured graph) stores nothing
+  const float* k_row = k + static_cast<std::size_t>(row) * width;
+  const float* v_row = v + static_cast<std::size_t>(row) * width;
+  const std::size_t base = static_cast<std::size_t>(slot) * width;
+  for (int i = threadIdx.x; i < width; i += blockDim.x) {
+    k_pool[base + i] = detail::f32_to_f16_bits(k_row[i]);
+    v_pool[base + i] = detail::f32_to_f16_bits(v_row[i]);
+  }
+}
+
+template <int D>
+void launch_attention(const AttentionArgs& a, int chunks, cudaStream_t stream) {
+  const dim3 partial_grid(a.n_rows, a.n_kv_heads, chunks);
+  attention_partial_kernel<D><<<partial_grid, kThreads, 0, stream>>>(a, chunks);
+  attention_merge_kernel<<<dim3(a.n_rows, a.n_heads), kMergeThreads, 0, stream>>>(a, chunks);
+}
+
+}  // namespace
+
+void kv_store(const float* k, const float* v, std::uint16_t* k_pool, std::uint16_t* v_pool,
+              const std::int32_t* slots, int rows, int width, cudaStream_t stream) {
+  if (rows <= 0 || width <= 0) return;
+  kv_store_kernel<<<rows, 256, 0, stream>>>(k, v, k_pool, v_pool, slots, width);
+}
+
+std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim, int max_positions,
+                                     int split_positions) noexcept {
+  if (max_rows <= 0 || n_heads <= 0 || head_dim <= 0 || max_positions <= 0 ||
+      split_positions <= 0) {
+    return 0;
+  }
+  return static_cast<std::size_t>(max_rows) * n_heads *
+         chunk_count(max_positions, split_positions) * (static_cast<std::size_t>(head_dim) + 2);
+}
+
+void attention(const AttentionArgs& a, cudaStream_t stream) {
+  if (a.n_rows <= 0) return;
+  const bool shape_ok = a.n_heads > 0 && a.n_kv_heads > 0 && a.n_heads % a.n_kv_heads == 0 &&
+                        a.n_heads <= kMaxGridYZ && a.block_size > 0 && a.max_positions > 0 &&
+                        a.split_positions > 0 &&
+                        chunk_count(a.max_positions, a.split_positions) <= kMaxGridYZ;
+  if (!shape_ok) {
+    detail::report_invalid_arguments(stream);
+    return;
+  }
+  const int chunks = chunk_count(a.max_positions, a.split_positions);
+  switch (a.head_dim) {
+    case 64: launch_attention<64>(a, chunks, stream); break;
+    case 80: launch_attention<80>(a, chunks, stream); break;
+    case 96: launch_attention<96>(a, chunks, stream); break;
+    case 128: launch_attention<128>(a, chunks, stream); break;
+    case 256: launch_attention<256>(a, chunks, stream); break;
+    default: detail::report_invalid_arguments(stream); break;
+  }
+}
+
+}  // namespace lpx::kernels::cuda

@@ -1,0 +1,380 @@
+// Quantized matrix-vector products and weight dequantization (launch.hpp, "gemv.cu" section).
+//
+// gemv is the decode hot path and memory-bound: every weight byte is read once per call, for all
+// the batch's activation rows at once. Design:
+//  - A row group of 32, 64 or 128 threads (one to four warps) computes kRows consecutive output
+//    rows; a 128-thread block holds 128 / group threads of them. The group walks the rows' units
+//    (quant_blocks.cuh: 16 weights of one block, fetched with a few coalesced loads; neighbouring
+//    threads take neighbouring units, so a warp reads a contiguous stretch of each row).
+//  - Each thread decodes a unit of each of its kRows rows to exact f32 weights four columns at a
+//    time, and multiplies them with 16-byte __ldg loads of the kBatch activation rows: a weight
+//    is decoded once for the whole batch, an activation load serves kRows rows.
+//  - Partial sums are f32 fma chains; warps reduce with shuffles, the group's warps through
+//    shared memory, in a fixed order. The result of a row does not depend on the batch size nor
+//    on the other rows of the batch (kRows changes with the batch, the per-row order does not).
+// Data that does not meet the unit loads' alignment (quant_blocks.cuh), F32/F16/BF16 rows whose
+// length is not a multiple of 8, and activations that are not 16-byte aligned take a plain
+// per-element kernel with the same arithmetic per weight.
+//
+// Error bound: each output is the exact dot product of the exactly dequantized weights with x,
+// up to f32 summation error. A thread's chain holds at most ceil(units / group) * 16 products;
+// the reductions add 5 (warp) + 3 (group) additions, so |y - exact| <= k * 2^-24 * sum|w * x|
+// (to first order) with k = 16 ceil(units / group) + 8 <= columns / 32 + 24 for every type and
+// group size here (the per-element fallback: ceil(columns / 128) + 8). The CPU reference
+// (matmul_f32.hpp) has its own bound of the same kind.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "cuda/launch.hpp"
+#include "cuda/quant_blocks.cuh"
+#include "lpx/kinds/tensor.h"
+
+namespace lpx::kernels::cuda {
+namespace {
+
+namespace q = quant;
+
+constexpr int kThreads = 128;  // per thread block, every kernel here
+constexpr int kWarps = kThreads / 32;
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;  // the same bits in every lane: each step adds the same two values in every pair
+}
+
+// Sums partial[kValues] over the threads of each row group (group_threads = 32, 64 or 128) and
+// calls store(group, value_index, sum) once per group and value, in a fixed order.
+template <int kValues, typename Store>
+__device__ __forceinline__ void reduce_groups(float (&partial)[kValues], int group_threads,
+                                              Store store) {
+  __shared__ float sums[kWarps][kValues];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) {
+    const float v = warp_sum(partial[i]);
+    if (lane == 0) sums[warp][i] = v;
+  }
+  __syncthreads();
+  const int warps_per_group = group_threads / 32;
+  const int groups = kThreads / group_threads;
+  for (int i = static_cast<int>(threadIdx.x); i < groups * kValues; i += kThreads) {
+    const int group = i / kValues, value = i % kValues;
+    float sum = sums[group * warps_per_group][value];
+    for (int w = 1; w < warps_per_group; ++w) sum += sums[group * warps_per_group + w][value];
+    store(group, value, sum);
+  }
+}
+
+// ---- gemv ------------------------------------------------------------------------------------
+
+struct GemvArgs {
+  const std::uint8_t* data;
+  std::size_t row_bytes;
+  std::int64_t rows;
+  std::int64_t columns;
+  const float* x;
+  float* y;
+};
+
+// The fast kernel: units, kRows rows per group, kBatch activation rows. Register budget: 64
+// for batches of 1 or 2 (8 blocks, 32 warps per SM, to keep many loads in flight), 128 above
+// (the compiler uses them to hoist the activation loads; a few bytes of spill at batch 7-8).
+template <typename F, int kBatch, int kRows>
+__global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
+    gemv_units(GemvArgs a, int units, int group_threads) {
+  const int group = static_cast<int>(threadIdx.x) / group_threads;
+  const int index = static_cast<int>(threadIdx.x) % group_threads;
+  const std::int64_t first_row =
+      (static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) + group) * kRows;
+
+  // Rows past the end repeat the last row (loads stay in bounds); their sums are not stored.
+  const std::uint8_t* row[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const std::int64_t clamped = first_row + r < a.rows ? first_row + r : a.rows - 1;
+    row[r] = a.data + static_cast<std::size_t>(clamped) * a.row_bytes;
+  }
+
+  float acc[kRows * kBatch];
+#pragma unroll
+  for (int i = 0; i < kRows * kBatch; ++i) acc[i] = 0.0f;
+
+  for (int u = index; u < units; u += group_threads) {
+    const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
+    typename F::Unit unit[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      unit[r] = F::load(row[r] + static_cast<std::size_t>(block) * F::kBlockBytes, sub);
+    }
+    const float* xs = a.x + static_cast<std::int64_t>(block) * F::kBlockElements;
+#pragma unroll
+    for (int g = 0; g < F::kGroups; ++g) {
+      float4 w[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) w[r] = F::decode(unit[r], g);
+      const float* xg = xs + F::group_column(sub, g);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(xg + b * a.columns));
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          float& s = acc[r * kBatch + b];
+          s = __fmaf_rn(w[r].x, v.x, s);
+          s = __fmaf_rn(w[r].y, v.y, s);
+          s = __fmaf_rn(w[r].z, v.z, s);
+          s = __fmaf_rn(w[r].w, v.w, s);
+        }
+      }
+    }
+  }
+
+  reduce_groups(acc, group_threads, [&](int g, int value, float sum) {
+    const int r = value / kBatch, b = value % kBatch;
+    const std::int64_t out_row =
+        (static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) + g) * kRows + r;
+    if (out_row < a.rows) a.y[b * a.rows + out_row] = sum;
+  });
+}
+
+// The fallback: one row per block, one weight at a time, any alignment, batch <= kMaxGemvBatch.
+template <typename F>
+__global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch) {
+  const std::int64_t r = blockIdx.x;
+  const std::uint8_t* row = a.data + static_cast<std::size_t>(r) * a.row_bytes;
+  float acc[kMaxGemvBatch];
+#pragma unroll
+  for (int b = 0; b < kMaxGemvBatch; ++b) acc[b] = 0.0f;
+  for (std::int64_t c = threadIdx.x; c < a.columns; c += kThreads) {
+    const float w = F::element(row, c);
+#pragma unroll
+    for (int b = 0; b < kMaxGemvBatch; ++b) {
+      if (b < batch) acc[b] = __fmaf_rn(w, __ldg(a.x + b * a.columns + c), acc[b]);
+    }
+  }
+  reduce_groups(acc, kThreads, [&](int, int b, float sum) {
+    if (b < batch) a.y[b * a.rows + r] = sum;
+  });
+}
+
+// Threads per row group. Few units per row leave most of a 128-thread group idle; on a small
+// matrix that costs nothing (it is latency-bound, and the widest group needs the fewest rounds
+// of loads), but on a tall one (an output projection of 50k rows x 576 columns) it starves the
+// memory system, so there several narrower groups share a thread block.
+int group_threads_for(int units, std::int64_t rows) {
+  if (rows < 8192 || units > 96) return 128;
+  return units > 48 ? 64 : 32;
+}
+
+bool aligned(const void* p, std::size_t alignment) {
+  return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
+}
+
+// True when the unit loads of F may read `w`: alignment, and a whole number of units per row.
+template <typename F>
+bool units_fit(const DeviceWeight& w) {
+  return aligned(w.data, F::kDataAlign) && w.row_bytes % F::kRowAlign == 0 &&
+         w.columns % F::kBlockElements == 0 &&
+         w.columns / F::kBlockElements * F::kUnitsPerBlock <= INT_MAX;
+}
+
+template <typename F, int kBatch>
+void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream) {
+  constexpr int kRows = kBatch <= 2 ? 2 : 4;  // an activation load serves kRows rows
+  const int group_threads = group_threads_for(units, a.rows);
+  const std::int64_t rows_per_block = static_cast<std::int64_t>(kThreads / group_threads) * kRows;
+  const auto blocks = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);
+  gemv_units<F, kBatch, kRows><<<blocks, kThreads, 0, stream>>>(a, units, group_threads);
+}
+
+template <typename F>
+void gemv_with(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream) {
+  const GemvArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.rows, w.columns, x, y};
+  if (!units_fit<F>(w) || !aligned(x, 16) || w.columns % 4 != 0) {
+    gemv_elements<F><<<static_cast<unsigned>(w.rows), kThreads, 0, stream>>>(a, batch);
+    return;
+  }
+  const int units = static_cast<int>(w.columns / F::kBlockElements * F::kUnitsPerBlock);
+  switch (batch) {
+    case 1: launch_gemv_units<F, 1>(a, units, stream); break;
+    case 2: launch_gemv_units<F, 2>(a, units, stream); break;
+    case 3: launch_gemv_units<F, 3>(a, units, stream); break;
+    case 4: launch_gemv_units<F, 4>(a, units, stream); break;
+    case 5: launch_gemv_units<F, 5>(a, units, stream); break;
+    case 6: launch_gemv_units<F, 6>(a, units, stream); break;
+    case 7: launch_gemv_units<F, 7>(a, units, stream); break;
+    default: launch_gemv_units<F, 8>(a, units, stream); break;
+  }
+}
+
+// Calls fn(Format{}) for the format struct of `type`; false when gemv does not support it.
+template <typename Fn>
+bool with_format(std::int32_t type, Fn&& fn) {
+  switch (type) {
+    case LPX_TENSOR_F32: fn(q::F32{}); return true;
+    case LPX_TENSOR_F16: fn(q::F16{}); return true;
+    case LPX_TENSOR_BF16: fn(q::BF16{}); return true;
+    case LPX_TENSOR_Q8_0: fn(q::Q8_0{}); return true;
+    case LPX_TENSOR_Q4_0: fn(q::Q4_0{}); return true;
+    case LPX_TENSOR_Q4_1: fn(q::Q4_1{}); return true;
+    case LPX_TENSOR_Q5_0: fn(q::Q5_0{}); return true;
+    case LPX_TENSOR_Q4_K: fn(q::Q4_K{}); return true;
+    case LPX_TENSOR_Q6_K: fn(q::Q6_K{}); return true;
+    default: return false;
+  }
+}
+
+// ---- dequantization ------------------------------------------------------------------------
+
+// Output row i of a dequantization is weight row tokens[i], or row_begin + i without tokens;
+// a token outside [0, rows) gives a row of NaN.
+struct RowSource {
+  const std::int32_t* tokens;
+  std::int64_t row_begin;
+  std::int64_t rows;  // of the weight
+  __device__ std::int64_t operator()(std::int64_t i) const {
+    if (tokens == nullptr) return row_begin + i;
+    const std::int64_t token = __ldg(tokens + i);
+    return token >= 0 && token < rows ? token : -1;
+  }
+};
+
+__device__ __forceinline__ void store_value(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store_value(__half* p, float v) {
+  *p = __ushort_as_half(q::f32_to_f16_bits(v));
+}
+__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+__device__ __forceinline__ void store4(__half* p, float4 v) {  // p is 8-aligned
+  const std::uint32_t lo = q::f32_to_f16_bits(v.x) | (std::uint32_t{q::f32_to_f16_bits(v.y)} << 16);
+  const std::uint32_t hi = q::f32_to_f16_bits(v.z) | (std::uint32_t{q::f32_to_f16_bits(v.w)} << 16);
+  *reinterpret_cast<uint2*>(p) = make_uint2(lo, hi);
+}
+
+struct DequantArgs {
+  const std::uint8_t* data;
+  std::size_t row_bytes;
+  std::int64_t columns;
+  RowSource source;
+  std::int64_t out_rows;
+};
+
+// One thread per unit of an output row; out is 16-aligned, columns a whole number of units.
+template <typename F, typename Out>
+__global__ void __launch_bounds__(kThreads) dequantize_units(DequantArgs a, int units, Out* out) {
+  const std::int64_t total = a.out_rows * units;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const std::int64_t out_row = i / units;
+    const int u = static_cast<int>(i % units);
+    const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
+    Out* o = out + out_row * a.columns + static_cast<std::int64_t>(block) * F::kBlockElements;
+    const std::int64_t row = a.source(out_row);
+    if (row < 0) {
+      const float nan = __uint_as_float(0x7FC00000u);
+#pragma unroll
+      for (int g = 0; g < F::kGroups; ++g) {
+        store4(o + F::group_column(sub, g), make_float4(nan, nan, nan, nan));
+      }
+      continue;
+    }
+    const typename F::Unit unit = F::load(a.data + static_cast<std::size_t>(row) * a.row_bytes +
+                                              static_cast<std::size_t>(block) * F::kBlockBytes,
+                                          sub);
+#pragma unroll
+    for (int g = 0; g < F::kGroups; ++g) store4(o + F::group_column(sub, g), F::decode(unit, g));
+  }
+}
+
+// One thread per element; any alignment, any columns.
+template <typename F, typename Out>
+__global__ void __launch_bounds__(kThreads) dequantize_elements(DequantArgs a, Out* out) {
+  const std::int64_t total = a.out_rows * a.columns;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const std::int64_t out_row = i / a.columns, c = i % a.columns;
+    const std::int64_t row = a.source(out_row);
+    const float v = row < 0 ? __uint_as_float(0x7FC00000u)
+                            : F::element(a.data + static_cast<std::size_t>(row) * a.row_bytes, c);
+    store_value(out + i, v);
+  }
+}
+
+// Blocks for a grid-stride loop over `total` items: enough to fill the GPU, no more.
+unsigned grid_for(std::int64_t total) {
+  const std::int64_t blocks = (total + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, 8192));
+}
+
+template <typename F, typename Out>
+void dequantize_with(const DeviceWeight& w, const DequantArgs& a, Out* out, cudaStream_t stream) {
+  if (units_fit<F>(w) && aligned(out, 16)) {
+    const int units = static_cast<int>(w.columns / F::kBlockElements * F::kUnitsPerBlock);
+    dequantize_units<F, Out><<<grid_for(a.out_rows * units), kThreads, 0, stream>>>(a, units, out);
+  } else {
+    dequantize_elements<F, Out><<<grid_for(a.out_rows * a.columns), kThreads, 0, stream>>>(a, out);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    f32_to_f16_kernel(const float* x, __half* out, std::size_t n) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(kThreads) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * kThreads) {
+    out[i] = __ushort_as_half(q::f32_to_f16_bits(__ldg(x + i)));
+  }
+}
+
+}  // namespace
+
+bool gemv_supports(std::int32_t type) noexcept {
+  return with_format(type, [](auto) {});
+}
+
+// An unsupported type fills y with NaN (all bits set), so a missed gemv_supports check shows.
+void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream) {
+  if (w.rows <= 0 || batch <= 0) return;
+  // Batches above kMaxGemvBatch run as several calls of at most kMaxGemvBatch rows.
+  for (int done = 0; done < batch; done += kMaxGemvBatch) {
+    const int n = std::min(kMaxGemvBatch, batch - done);
+    const float* xs = x + static_cast<std::int64_t>(done) * w.columns;
+    float* ys = y + static_cast<std::int64_t>(done) * w.rows;
+    const bool supported = with_format(
+        w.type, [&](auto format) { gemv_with<decltype(format)>(w, xs, ys, n, stream); });
+    if (!supported) {
+      (void)cudaMemsetAsync(ys, 0xFF, sizeof(float) * static_cast<std::size_t>(n * w.rows), stream);
+    }
+  }
+}
+
+void dequantize_rows_f16(const DeviceWeight& w, std::int64_t row_begin, std::int64_t rows,
+                         __half* out, cudaStream_t stream) {
+  if (rows <= 0 || w.columns <= 0) return;
+  const DequantArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.columns,
+                      RowSource{nullptr, row_begin, w.rows}, rows};
+  const bool supported = with_format(
+      w.type, [&](auto format) { dequantize_with<decltype(format)>(w, a, out, stream); });
+  if (!supported) {
+    (void)cudaMemsetAsync(out, 0xFF, sizeof(__half) * static_cast<std::size_t>(rows * w.columns),
+                          stream);
+  }
+}
+
+void embed_rows(const DeviceWeight& w, const std::int32_t* tokens, int n, float* out,
+                cudaStream_t stream) {
+  if (n <= 0 || w.columns <= 0) return;
+  const DequantArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.columns,
+                      RowSource{tokens, 0, w.rows}, n};
+  const bool supported = with_format(
+      w.type, [&](auto format) { dequantize_with<decltype(format)>(w, a, out, stream); });
+  if (!supported) {
+    (void)cudaMemsetAsync(out, 0xFF, sizeof(float) * static_cast<std::size_t>(n * w.columns),
+                          stream);
+  }
+}
+
+void f32_to_f16(const float* x, __half* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  f32_to_f16_kernel<<<grid_for(static_cast<std::int64_t>(n)), kThreads, 0, stream>>>(x, out, n);
+}
+
+}  // namespace lpx::kernels::cuda

@@ -1,0 +1,135 @@
+// The CUDA kernel set of the decode step, as host-callable launchers. Each launcher enqueues
+// its kernel(s) on `stream` and returns at once: no allocation, no synchronisation, so a whole
+// decode step can be captured into a CUDA graph. Launch errors surface through
+// cudaGetLastError() / the stream, which the caller checks once per step.
+//
+// Every pointer is device memory unless its comment says otherwise. Shapes follow the CPU
+// engine: activations are row-major f32 rows; weights keep the GGUF block layout, one weight
+// row (output feature) after another; the KV cache is the engine's paged pool of f16 blocks
+// (lpx_attention_args in lpx/kinds/quant_backend.h describes the layout).
+//
+// Arithmetic: the f32-activation contract of quant_backend.h (weights dequantized exactly,
+// activations f32, f32 accumulation) up to summation order; the KV cache holds f16.
+// kernels/reference is the ground truth the tests hold every launcher to.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lpx::kernels::cuda {
+
+// A weight matrix resident on the device.
+struct DeviceWeight {
+  std::int32_t type = 0;       // an lpx_tensor_type
+  const void* data = nullptr;  // rows x row_bytes bytes, device
+  std::int64_t rows = 0;       // output features (GGUF dims[1])
+  std::int64_t columns = 0;    // input features (GGUF dims[0]); a whole number of blocks
+  std::size_t row_bytes = 0;
+};
+
+// --- matrix-vector products (gemv.cu) -------------------------------------------------------
+
+// The most activation rows one gemv call takes (decode batches; larger ones go to cuBLAS).
+inline constexpr int kMaxGemvBatch = 8;
+
+// True for the weight types gemv and dequantize_rows_f16 handle: F32, F16, BF16, Q8_0, Q4_0,
+// Q4_1, Q5_0, Q4_K, Q6_K.
+bool gemv_supports(std::int32_t type) noexcept;
+
+// y[b * w.rows + r] = sum_c W[r][c] * x[b * w.columns + c] for b < batch (1..kMaxGemvBatch).
+// Each weight block is read once for all `batch` rows. y must not alias x.
+void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream);
+
+// Rows [row_begin, row_begin + rows) of w dequantized to f16, row-major (rows x w.columns),
+// into `out`: the A operand of the cuBLAS path for prefill and large batches.
+void dequantize_rows_f16(const DeviceWeight& w, std::int64_t row_begin, std::int64_t rows,
+                         __half* out, cudaStream_t stream);
+
+// out[i * w.columns ...] = row tokens[i] of w dequantized to f32, for i < n: the embedding.
+void embed_rows(const DeviceWeight& w, const std::int32_t* tokens, int n, float* out,
+                cudaStream_t stream);
+
+// out[i] = half(x[i]) for i < n.
+void f32_to_f16(const float* x, __half* out, std::size_t n, cudaStream_t stream);
+
+// out[i * width + j] = x[rows[i] * width + j] for i < n (gather.cu): the rows whose logits
+// are wanted.
+void gather_rows(const float* x, const std::int32_t* rows, int n, int width, float* out,
+                 cudaStream_t stream);
+
+// cudaSuccess when this build carries a kernel image (SASS or JIT-able PTX) for the current
+// device; cudaErrorNoKernelImageForDevice (or the driver's error) otherwise.
+cudaError_t probe_kernel_image() noexcept;
+
+// --- element-wise and row kernels (ops.cu) --------------------------------------------------
+
+// When residual != nullptr: x += residual first (the block's output joins the residual
+// stream). Then out = x * 1/sqrt(mean(x^2) + eps) * weight, row by row; rows x n. out must
+// not alias x when residual is set.
+void add_rms_norm(float* x, const float* residual, const float* weight, float* out, int rows,
+                  int n, float eps, cudaStream_t stream);
+
+// x[r * width + i] += bias[i].
+void add_bias(float* x, const float* bias, int rows, int width, cudaStream_t stream);
+
+// x[i] += y[i] for i < n.
+void add_in_place(float* x, const float* y, std::size_t n, cudaStream_t stream);
+
+// out[i] = silu(gate[i]) * up[i] for i < n; out may alias gate.
+void swiglu(const float* gate, const float* up, float* out, std::size_t n, cudaStream_t stream);
+
+struct RopeArgs {
+  int mode = 0;  // an lpx_rope_mode
+  int n_rot = 0;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+  const float* freq_factors = nullptr;  // n_rot / 2 divisors, or null
+};
+// Rotates in place the first n_rot dims of every head of x (rows x heads x head_dim); row r is
+// at cache position positions[r].
+void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,
+          const RopeArgs& args, cudaStream_t stream);
+
+// --- paged KV cache and attention (attention.cu) --------------------------------------------
+
+// Writes row r of k and v (each `width` = n_kv_heads x head_dim f32) as f16 into slot
+// slots[r] of the pools (slot s = block * block_size + position % block_size; a slot holds
+// `width` values).
+void kv_store(const float* k, const float* v, std::uint16_t* k_pool, std::uint16_t* v_pool,
+              const std::int32_t* slots, int rows, int width, cudaStream_t stream);
+
+struct AttentionArgs {
+  const float* q = nullptr;                   // n_rows x n_heads x head_dim f32
+  float* out = nullptr;                       // n_rows x n_heads x head_dim f32
+  const std::int32_t* positions = nullptr;    // per row: attends to cache positions 0..p
+  const std::int32_t* row_sequence = nullptr; // per row: its sequence's index
+  const std::int32_t* block_tables = nullptr; // per sequence: block_table_stride blocks
+  int block_table_stride = 0;
+  int n_rows = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;
+  int head_dim = 0;  // 64, 80, 96, 128 or 256
+  float scale = 1.0f;
+  const std::uint16_t* k_pool = nullptr;  // this layer's K blocks, f16
+  const std::uint16_t* v_pool = nullptr;
+  int block_size = 16;
+  // Flash-decoding: positions are split into chunks of split_positions, one thread block per
+  // (row, kv head, chunk), merged by a second kernel. The grid is sized for max_positions (fixed
+  // when a graph is captured); chunks past a row's position exit at once.
+  int max_positions = 0;
+  int split_positions = 256;
+  float* partial = nullptr;  // attention_partial_floats(...) floats of scratch
+};
+std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim, int max_positions,
+                                     int split_positions) noexcept;
+void attention(const AttentionArgs& args, cudaStream_t stream);
+
+// --- sampling (sampling.cu) -----------------------------------------------------------------
+
+// out[r] = the index of the largest logits[r * n + i] (the lowest index among equals).
+void argmax_rows(const float* logits, int rows, int n, std::int32_t* out, cudaStream_t stream);
+
+}  // namespace lpx::kernels::cuda

@@ -1,0 +1,186 @@
+// Element-wise and row kernels of the decode step: residual add + RMSNorm, bias and residual
+// adds, SwiGLU and rotary embedding. Each follows its kernels/reference counterpart rounding
+// step by rounding step (through the _rn helpers of device_math.cuh, immune to fast-math
+// flags); where a GPU cannot reproduce it exactly, the comment says how far it can drift:
+//
+//   add_rms_norm  squares in f32, summed in double (per thread, then a fixed-order tree), mean
+//                 and scale in f32. Only the order of the double additions differs from the
+//                 reference; the sum's relative error is below n * 2^-53, so the f32 mean (and
+//                 with it every output) is bit-identical unless the exact sum lies that close to
+//                 an f32 rounding boundary, and then it is one ulp off (outputs <= 2 ulp).
+//   add_bias, add_in_place   one f32 addition per element: exact.
+//   swiglu        silu via exp_approx for the whole groups of 8 (bit-exact with the reference);
+//                 the n % 8 tail takes exp in double rounded to f32 (the correctly rounded f32
+//                 exp) where the reference calls the C library's expf; glibc's differs from it
+//                 by one ulp for ~0.06% of inputs.
+//   rope          theta built by the same chain of f32 products, theta_scale computed on the
+//                 host by the same std::pow call; cos and sin in double rounded to f32 (correctly
+//                 rounded) where the reference calls the C library's cosf/sinf, which glibc 2.36
+//                 gets one ulp off for ~1% of angles: c and s may differ by one ulp.
+#include "cuda/launch.hpp"
+#include "cuda/device_math.cuh"
+#include "lpx/kinds/quant_backend.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lpx::kernels::cuda {
+namespace {
+
+using detail::add_rn;
+using detail::div_rn;
+using detail::mul_rn;
+
+constexpr int kNormThreads = 256;
+constexpr int kNormWarps = kNormThreads / 32;
+constexpr int kElementThreads = 256;
+constexpr int kMaxElementBlocks = 4096;  // element-wise kernels loop over larger arrays
+constexpr int kRopeThreads = 64;
+
+// Blocks for an element-wise kernel over n elements: a function of n only (graph-safe).
+unsigned element_blocks(std::size_t n) {
+  const std::size_t blocks = (n + kElementThreads - 1) / kElementThreads;
+  return static_cast<unsigned>(std::min<std::size_t>(blocks, kMaxElementBlocks));
+}
+
+// One block per row. Pass 1 adds the residual (writing x back) and sums the squares; pass 2
+// scales. Each thread touches the same indices in both passes, so out may alias x.
+__global__ void __launch_bounds__(kNormThreads)
+    add_rms_norm_kernel(float* x, const float* residual, const float* weight, float* out, int n,
+                        float eps) {
+  const std::size_t row_offset = static_cast<std::size_t>(blockIdx.x) * n;
+  float* xr = x + row_offset;
+  double sum = 0.0;
+  for (int i = threadIdx.x; i < n; i += kNormThreads) {
+    float v = xr[i];
+    if (residual != nullptr) {
+      v = add_rn(v, residual[row_offset + i]);
+      xr[i] = v;
+    }
+    sum += static_cast<double>(mul_rn(v, v));
+  }
+
+  __shared__ double warp_sums[kNormWarps];
+  sum = detail::warp_sum(sum);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+  __syncthreads();
+  double total = 0.0;
+  for (int w = 0; w < kNormWarps; ++w) total += warp_sums[w];  // same order in every thread
+
+  const auto mean = static_cast<float>(total / static_cast<double>(n));
+  const float scale = div_rn(1.0f, detail::sqrt_rn(add_rn(mean, eps)));
+  for (int i = threadIdx.x; i < n; i += kNormThreads) {
+    out[row_offset + i] = mul_rn(mul_rn(xr[i], scale), weight[i]);
+  }
+}
+
+__global__ void add_bias_kernel(float* x, const float* bias, std::size_t total, int width) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    x[i] = add_rn(x[i], bias[i % static_cast<std::size_t>(width)]);
+  }
+}
+
+__global__ void add_in_place_kernel(float* x, const float* y, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    x[i] = add_rn(x[i], y[i]);
+  }
+}
+
+// reference::silu_approx and reference::silu_libm.
+__device__ float silu_approx(float v) {
+  return div_rn(v, add_rn(1.0f, detail::exp_approx(0.0f - v)));
+}
+__device__ float silu_exact_exp(float v) {
+  const auto e = static_cast<float>(exp(-static_cast<double>(v)));
+  return div_rn(v, add_rn(1.0f, e));
+}
+
+// Element i uses the approximation when it lies in the whole groups of 8 of the n elements,
+// as reference::swiglu does for the same n. out may alias gate (same index read and written).
+__global__ void swiglu_kernel(const float* gate, const float* up, float* out, std::size_t n) {
+  const std::size_t whole = n - n % 8;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float g = gate[i];
+    const float silu = i < whole ? silu_approx(g) : silu_exact_exp(g);
+    out[i] = mul_rn(silu, up[i]);
+  }
+}
+
+// One block per row; a thread per dim pair computes its angle once and rotates that pair in
+// every head. theta_i = position * theta_scale^i is built by i successive f32 products, as the
+// reference builds it (a pow per pair would round differently).
+__global__ void __launch_bounds__(kRopeThreads)
+    rope_kernel(float* x, int heads, int head_dim, const std::int32_t* positions, int pairs,
+                bool neox, float theta_scale, float freq_scale, const float* freq_factors) {
+  const int row = blockIdx.x;
+  const auto position = static_cast<float>(positions[row]);
+  for (int i = threadIdx.x; i < pairs; i += kRopeThreads) {
+    float theta = position;
+    for (int k = 0; k < i; ++k) theta = mul_rn(theta, theta_scale);
+    const float factor = freq_factors != nullptr ? freq_factors[i] : 1.0f;
+    const float angle = mul_rn(freq_scale, div_rn(theta, factor));
+    double sin_d = 0.0;
+    double cos_d = 0.0;
+    sincos(static_cast<double>(angle), &sin_d, &cos_d);
+    const auto c = static_cast<float>(cos_d);
+    const auto s = static_cast<float>(sin_d);
+
+    const int first = neox ? i : 2 * i;
+    const int second = neox ? i + pairs : 2 * i + 1;
+    for (int h = 0; h < heads; ++h) {
+      float* head = x + (static_cast<std::size_t>(row) * heads + h) * head_dim;
+      const float x0 = head[first];
+      const float x1 = head[second];
+      head[first] = fmaf(x0, c, -mul_rn(x1, s));
+      head[second] = fmaf(x0, s, mul_rn(x1, c));
+    }
+  }
+}
+
+}  // namespace
+
+void add_rms_norm(float* x, const float* residual, const float* weight, float* out, int rows,
+                  int n, float eps, cudaStream_t stream) {
+  if (rows <= 0) return;
+  if (n <= 0) {
+    detail::report_invalid_arguments(stream);
+    return;
+  }
+  add_rms_norm_kernel<<<rows, kNormThreads, 0, stream>>>(x, residual, weight, out, n, eps);
+}
+
+void add_bias(float* x, const float* bias, int rows, int width, cudaStream_t stream) {
+  if (rows <= 0 || width <= 0) return;
+  const std::size_t total = static_cast<std::size_t>(rows) * width;
+  add_bias_kernel<<<element_blocks(total), kElementThreads, 0, stream>>>(x, bias, total, width);
+}
+
+void add_in_place(float* x, const float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  add_in_place_kernel<<<element_blocks(n), kElementThreads, 0, stream>>>(x, y, n);
+}
+
+void swiglu(const float* gate, const float* up, float* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  swiglu_kernel<<<element_blocks(n), kElementThreads, 0, stream>>>(gate, up, out, n);
+}
+
+void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,
+          const RopeArgs& args, cudaStream_t stream) {
+  if (rows <= 0 || heads <= 0 || args.n_rot == 0) return;
+  const bool mode_known = args.mode == LPX_ROPE_NORMAL || args.mode == LPX_ROPE_NEOX;
+  if (!mode_known || args.n_rot < 0 || args.n_rot % 2 != 0 || args.n_rot > head_dim) {
+    detail::report_invalid_arguments(stream);
+    return;
+  }
+  // reference::rope_row's std::pow(float, float) is the C library's powf: the same bits here.
+  const float theta_scale = powf(args.freq_base, -2.0f / static_cast<float>(args.n_rot));
+  rope_kernel<<<rows, kRopeThreads, 0, stream>>>(x, heads, head_dim, positions, args.n_rot / 2,
+                                                 args.mode == LPX_ROPE_NEOX, theta_scale,
+                                                 args.freq_scale, args.freq_factors);
+}
+
+}  // namespace lpx::kernels::cuda

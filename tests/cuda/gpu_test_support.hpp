@@ -1,0 +1,102 @@
+// Shared helpers of the CUDA tests: skip cleanly where no GPU is usable, and a small RAII
+// device buffer. Kept tiny and stable: other tests in tests/cuda include it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lpx::test {
+
+// True when at least one CUDA device can be used; otherwise false with the reason in *why.
+inline bool gpu_available(std::string* why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    if (why != nullptr) *why = cudaGetErrorString(err);
+    (void)cudaGetLastError();  // clear the error state so later calls start clean
+    return false;
+  }
+  if (count <= 0) {
+    if (why != nullptr) *why = "no CUDA device found";
+    return false;
+  }
+  return true;
+}
+
+// Owns `size` elements of T in device memory. Move-only.
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t size) : size_(size) {
+    if (size_ != 0 &&
+        cudaMalloc(reinterpret_cast<void**>(&data_), size_ * sizeof(T)) != cudaSuccess) {
+      data_ = nullptr;
+      size_ = 0;
+      throw std::runtime_error("cudaMalloc failed");
+    }
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  ~DeviceBuffer() {
+    if (data_ != nullptr) (void)cudaFree(data_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), size_(other.size_) {
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      if (data_ != nullptr) (void)cudaFree(data_);
+      data_ = other.data_;
+      size_ = other.size_;
+      other.data_ = nullptr;
+      other.size_ = 0;
+    }
+    return *this;
+  }
+
+  T* get() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+
+  // Copies host into the buffer (host.size() must not exceed size()); synchronous.
+  void upload(const std::vector<T>& host) {
+    if (host.size() > size_) throw std::runtime_error("DeviceBuffer::upload: too many elements");
+    if (host.empty()) return;
+    if (cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) !=
+        cudaSuccess) {
+      throw std::runtime_error("cudaMemcpy to device failed");
+    }
+  }
+
+  // Copies the whole buffer back to the host; synchronous (waits for prior work on the device).
+  std::vector<T> download() const {
+    std::vector<T> host(size_);
+    if (size_ != 0 &&
+        cudaMemcpy(host.data(), data_, size_ * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      throw std::runtime_error("cudaMemcpy to host failed");
+    }
+    return host;
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace lpx::test
+
+// Skips the current test (from inside a TEST body) when no CUDA GPU is usable.
+#define LPX_REQUIRE_GPU()                                     \
+  do {                                                        \
+    std::string lpx_gpu_why_;                                 \
+    if (!::lpx::test::gpu_available(&lpx_gpu_why_)) {         \
+      GTEST_SKIP() << "no usable CUDA GPU: " << lpx_gpu_why_; \
+    }                                                         \
+  } while (false)
