@@ -1,16 +1,36 @@
 # CUDA is optional. AUTO enables it when a toolkit is found (nvcc on PATH or in /usr/local/cuda).
+#
+# LPX_CUDA_ARCHITECTURES: the GPU generations the kernels are compiled for. The default,
+# "80;86;89;90", is A100 / RTX 30xx / RTX 40xx-L40 / H100-H200 machine code plus PTX of the
+# newest, which later GPUs JIT-compile. CI builds one architecture to keep compile time down
+# (tools/setup.sh); `lpx-pipeline doctor` says whether a binary carries code for a given GPU.
 include(CheckLanguage)
 set(LPX_HAVE_CUDA OFF)
+set(LPX_CUDA_ARCHITECTURES "80;86;89;90" CACHE STRING
+    "GPU architectures (compute capabilities without the dot) to compile CUDA kernels for")
 if(NOT LPX_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()
+  # Machine code for each architecture, PTX for the last (forward compatibility).
+  set(_lpx_cuda_arches "")
+  list(LENGTH LPX_CUDA_ARCHITECTURES _lpx_arch_count)
+  set(_lpx_index 0)
+  foreach(arch IN LISTS LPX_CUDA_ARCHITECTURES)
+    math(EXPR _lpx_index "${_lpx_index} + 1")
+    if(_lpx_index EQUAL _lpx_arch_count)
+      list(APPEND _lpx_cuda_arches "${arch}")  # real + virtual (PTX)
+    else()
+      list(APPEND _lpx_cuda_arches "${arch}-real")
+    endif()
+  endforeach()
+  set(CMAKE_CUDA_ARCHITECTURES "${_lpx_cuda_arches}")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(LPX_HAVE_CUDA ON)
-    message(STATUS "LPX: CUDA toolkit ${CUDAToolkit_VERSION} found")
+    message(STATUS "LPX: CUDA toolkit ${CUDAToolkit_VERSION} found; kernels for ${CMAKE_CUDA_ARCHITECTURES}")
   elseif(LPX_CUDA STREQUAL "ON")
     message(FATAL_ERROR "LPX_CUDA=ON but no CUDA compiler was found (looked for nvcc)")
   else()
@@ -18,7 +38,8 @@ if(NOT LPX_CUDA STREQUAL "OFF")
   endif()
 endif()
 if(LPX_HAVE_CUDA)
-  set(LPX_CUDA_DESCRIPTION "toolkit ${CUDAToolkit_VERSION} (no CUDA kernels built yet)")
+  string(REPLACE ";" "," _lpx_arch_text "${LPX_CUDA_ARCHITECTURES}")
+  set(LPX_CUDA_DESCRIPTION "toolkit ${CUDAToolkit_VERSION}, sm ${_lpx_arch_text} (+PTX)")
 else()
   set(LPX_CUDA_DESCRIPTION "disabled")
 endif()

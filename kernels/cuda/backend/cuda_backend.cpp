@@ -1,0 +1,99 @@
+// cuda: the GPU backend. The engine hands it the whole model (ABI 1.4 model_load): weights,
+// the paged KV cache and every activation stay in device memory, and each engine step is one
+// model_forward: a CUDA graph per decode batch size, quantized GEMV kernels for decode,
+// cuBLAS for prefill, flash-decoding attention over the paged cache, and only the logits (or
+// the greedy token ids) crossing back. See kernels/cuda/launch.hpp for the kernels and
+// docs/cuda.md for the design and its numbers.
+//
+// Creating an instance opens the GPU (option `gpu`) and fails, saying why, when CUDA is not
+// usable: there is no silent CPU fallback.
+//
+// Arithmetic: the f32-activation contract of lpx/kinds/quant_backend.h (weights dequantized
+// exactly, f32 activations and accumulation; f16 KV cache), up to summation order; prefill
+// through cuBLAS rounds activations to f16.
+#include <lpx/cpp/plugin.hpp>
+
+#include <memory>
+#include <string>
+
+#include "cuda/launch.hpp"
+#include "cuda_device.hpp"
+#include "host_ops.hpp"
+#include "llama_device_model.hpp"
+
+namespace {
+
+namespace cb = lpx::cuda_backend;
+
+class CudaBackend final : public lpx::DeviceBackend {
+ public:
+  explicit CudaBackend(const lpx::Options& options)
+      : device_(cb::open_cuda_device(static_cast<int>(options.get_int("gpu")))),
+        use_graphs_(options.get_bool("graphs")) {
+    lpx::log_info("cuda backend on " + device_.describe() +
+                  (use_graphs_ ? "" : "; CUDA graphs off"));
+  }
+
+  bool supports_type(std::int32_t type) const noexcept override {
+    return lpx::kernels::cuda::gemv_supports(type);
+  }
+
+  std::unique_ptr<lpx::DeviceModel> load_model(const lpx_llama_model_desc& desc,
+                                               lpx_device_model_info& info) override {
+    auto model = std::make_unique<cb::LlamaDeviceModel>(device_, desc, use_graphs_);
+    model->describe(info);
+    return model;
+  }
+
+  // The per-op entries: host buffers staged through the GPU (see host_ops.hpp).
+  void reserve(const lpx_backend_limits&) override {}
+  void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
+    ops().matmul(w, x, y, batch);
+  }
+  void dequantize_row(const lpx_tensor_view& w, std::int64_t row, float* out) override {
+    ops().dequantize_row(w, row, out);
+  }
+  void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t n,
+                float eps) override {
+    ops().rms_norm(x, weight, out, rows, n, eps);
+  }
+  void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
+            const std::int32_t* positions, const lpx_rope_params& params) override {
+    ops().rope(x, rows, heads, head_dim, positions, params);
+  }
+  void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
+    ops().swiglu(gate, up, out, n);
+  }
+  void attention(const lpx_attention_args& args) override { ops().attention(args); }
+
+ private:
+  cb::HostOps& ops() {
+    if (!ops_) ops_ = std::make_unique<cb::HostOps>();
+    return *ops_;
+  }
+
+  cb::CudaDevice device_;
+  bool use_graphs_;
+  std::unique_ptr<cb::HostOps> ops_;
+};
+
+constexpr lpx_option_spec kOptions[] = {
+    lpx::in_range(lpx::option("gpu", LPX_OPTION_INT, "0", "GPU index: cuda:N is gpu = N"), 0, 1024),
+    lpx::option("graphs", LPX_OPTION_BOOL, "true",
+                "Run decode steps as CUDA graphs (one per batch-size bucket)"),
+};
+
+constexpr const char* kCapabilities[] = {"device-models", "f32-activations", "cuda-graphs"};
+
+}  // namespace
+
+LPX_PLUGIN_ENTRY() {
+  return lpx::describe<CudaBackend>(
+      {.name = "cuda",
+       .version = "0.1.0",
+       .license = "Apache-2.0",
+       .description = "NVIDIA GPUs: the whole decode step on the device (GEMV, cuBLAS prefill, "
+                      "paged flash-decoding attention, CUDA graphs)",
+       .options = kOptions,
+       .capabilities = kCapabilities});
+}

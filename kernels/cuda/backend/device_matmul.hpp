@@ -1,0 +1,54 @@
+// y = W x on the GPU for any number of activation rows. Decode-sized batches go to the GEMV
+// kernels, which read each weight block once per 8 rows straight from its quantized layout
+// (memory-bound: bytes of weights / bandwidth). Larger batches (prefill) dequantize W to f16
+// in chunks of rows and call cuBLAS with f32 accumulation: there the arithmetic dominates and
+// tensor cores win. The cuBLAS path rounds activations to f16 (F32 weights excepted), which
+// the greedy-equality tests' margin rule allows for.
+//
+// Threading: one stream, one engine thread. run() does not allocate; it may be captured in a
+// CUDA graph (cuBLAS has its own workspace set).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/launch.hpp"
+#include "device_memory.hpp"
+
+namespace lpx::cuda_backend {
+
+class DeviceMatmul {
+ public:
+  // Rows up to which batches stay on the GEMV kernels (in groups of kMaxGemvBatch).
+  static constexpr int kGemvRows = 64;
+
+  // Scratch for up to `max_rows` activation rows of up to `max_columns` floats and weights of
+  // up to `max_weight_rows` rows.
+  DeviceMatmul(cudaStream_t stream, int max_rows, std::int64_t max_columns,
+               std::int64_t max_weight_rows);
+  ~DeviceMatmul();
+  DeviceMatmul(const DeviceMatmul&) = delete;
+  DeviceMatmul& operator=(const DeviceMatmul&) = delete;
+
+  // y[b * w.rows + r] = sum_c W[r][c] x[b * w.columns + c], b < rows.
+  void run(const kernels::cuda::DeviceWeight& w, const float* x, float* y, int rows);
+
+  std::size_t workspace_bytes() const noexcept {
+    return x16_.bytes() + w16_.bytes() + cublas_workspace_.bytes();
+  }
+
+ private:
+  void run_cublas(const kernels::cuda::DeviceWeight& w, const float* x, float* y, int rows);
+
+  cudaStream_t stream_;
+  cublasHandle_t cublas_ = nullptr;
+  std::int64_t chunk_rows_;            // weight rows dequantized per cuBLAS call
+  DeviceArray<__half> x16_;            // activations in f16
+  DeviceArray<__half> w16_;            // one chunk of dequantized weight rows
+  DeviceArray<std::uint8_t> cublas_workspace_;
+};
+
+}  // namespace lpx::cuda_backend

@@ -1,0 +1,121 @@
+#include "device_weights.hpp"
+
+#include <map>
+#include <string>
+
+#include <lpx/cpp/status.hpp>
+
+namespace lpx::cuda_backend {
+namespace {
+
+constexpr std::size_t kAlignment = 256;  // every tensor starts on a 256-byte boundary
+
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Plans the single allocation: each distinct host tensor once, in order of first use.
+class Layout {
+ public:
+  std::size_t add(const void* host, std::size_t bytes) {
+    auto [it, inserted] = offsets_.try_emplace(host, total_);
+    if (inserted) {
+      order_.push_back({host, bytes, total_});
+      total_ += aligned(bytes);
+    }
+    return it->second;
+  }
+  std::size_t total() const noexcept { return total_; }
+  struct Piece {
+    const void* host;
+    std::size_t bytes;
+    std::size_t offset;
+  };
+  const std::vector<Piece>& pieces() const noexcept { return order_; }
+
+ private:
+  std::map<const void*, std::size_t> offsets_;
+  std::vector<Piece> order_;
+  std::size_t total_ = 0;
+};
+
+void require(const lpx_tensor_view* view, const char* what) {
+  if (view == nullptr || view->data == nullptr) {
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, std::string("model description lacks ") + what);
+  }
+}
+
+}  // namespace
+
+DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
+  Layout layout;
+  // First pass: offsets. Matrices remember their offset in `pending` until the base is known.
+  struct PendingMatrix {
+    DeviceWeight* target;
+    const lpx_tensor_view* view;
+    std::size_t offset;
+  };
+  struct PendingFloats {
+    const float** target;
+    std::size_t offset;
+  };
+  std::vector<PendingMatrix> matrices;
+  std::vector<PendingFloats> floats;
+  auto matrix = [&](DeviceWeight& target, const lpx_tensor_view* view, const char* what) {
+    require(view, what);
+    if (!kernels::cuda::gemv_supports(view->type)) {
+      throw lpx::Error(LPX_ERR_UNSUPPORTED, std::string("tensor '") + view->name +
+                                                "' has a type the cuda backend cannot multiply");
+    }
+    target.type = view->type;
+    target.columns = view->dims[0];
+    target.rows = view->n_dims > 1 ? view->dims[1] : 1;
+    target.row_bytes = static_cast<std::size_t>(view->size_bytes / target.rows);
+    max_columns_ = std::max(max_columns_, target.columns);
+    max_rows_ = std::max(max_rows_, target.rows);
+    matrices.push_back({&target, view, layout.add(view->data, view->size_bytes)});
+  };
+  auto vector = [&](const float*& target, const void* host, std::size_t count) {
+    if (host == nullptr) return;
+    floats.push_back({&target, layout.add(host, count * sizeof(float))});
+  };
+  auto norm = [&](const float*& target, const lpx_tensor_view* view, const char* what) {
+    require(view, what);
+    vector(target, view->data, static_cast<std::size_t>(view->size_bytes / sizeof(float)));
+  };
+
+  layers.resize(desc.n_layer);
+  matrix(token_embd, desc.token_embd, "token_embd");
+  norm(output_norm, desc.output_norm, "output_norm");
+  matrix(output, desc.output, "output");
+  const std::size_t q_width = std::size_t{desc.n_head} * desc.head_dim;
+  const std::size_t kv_width = std::size_t{desc.n_head_kv} * desc.head_dim;
+  for (std::uint32_t i = 0; i < desc.n_layer; ++i) {
+    const lpx_llama_layer& from = desc.layers[i];
+    DeviceLayer& to = layers[i];
+    norm(to.attn_norm, from.attn_norm, "attn_norm");
+    matrix(to.wq, from.wq, "attn_q");
+    matrix(to.wk, from.wk, "attn_k");
+    matrix(to.wv, from.wv, "attn_v");
+    matrix(to.wo, from.wo, "attn_output");
+    vector(to.bq, from.bq, q_width);
+    vector(to.bk, from.bk, kv_width);
+    vector(to.bv, from.bv, kv_width);
+    norm(to.ffn_norm, from.ffn_norm, "ffn_norm");
+    matrix(to.ffn_gate, from.ffn_gate, "ffn_gate");
+    matrix(to.ffn_up, from.ffn_up, "ffn_up");
+    matrix(to.ffn_down, from.ffn_down, "ffn_down");
+  }
+  vector(rope_freq_factors, desc.rope.freq_factors, desc.rope.n_rot / 2);
+
+  storage_ = DeviceArray<std::uint8_t>(layout.total(), "the model weights");
+  for (const Layout::Piece& piece : layout.pieces()) {
+    check_cuda(cudaMemcpy(storage_.get() + piece.offset, piece.host, piece.bytes,
+                          cudaMemcpyHostToDevice),
+               "copying the weights to the GPU");
+  }
+  for (const PendingMatrix& m : matrices) m.target->data = storage_.get() + m.offset;
+  for (const PendingFloats& f : floats) {
+    *f.target = reinterpret_cast<const float*>(storage_.get() + f.offset);
+  }
+}
+
+}  // namespace lpx::cuda_backend

@@ -1,0 +1,52 @@
+// A llama-family model's weights copied into one device allocation: quantized matrices keep
+// their GGUF block layout (the GEMV kernels read them as they are), norm weights and biases
+// are f32. A tied output head shares the embedding's bytes.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <lpx/kinds/quant_backend.h>
+
+#include "cuda/launch.hpp"
+#include "device_memory.hpp"
+
+namespace lpx::cuda_backend {
+
+using kernels::cuda::DeviceWeight;
+
+struct DeviceLayer {
+  const float* attn_norm = nullptr;
+  DeviceWeight wq, wk, wv, wo;
+  const float* bq = nullptr;  // null when the model has no bias
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* ffn_norm = nullptr;
+  DeviceWeight ffn_gate, ffn_up, ffn_down;
+};
+
+class DeviceWeights {
+ public:
+  // Copies every tensor `desc` names; throws lpx::Error (out of memory: how much was needed).
+  explicit DeviceWeights(const lpx_llama_model_desc& desc);
+
+  DeviceWeight token_embd;
+  DeviceWeight output;
+  const float* output_norm = nullptr;
+  std::vector<DeviceLayer> layers;
+  const float* rope_freq_factors = nullptr;  // n_rot / 2, or null
+
+  std::size_t bytes() const noexcept { return storage_.bytes(); }
+  // The widest input of any matrix (for activation scratch) and the most rows of any matrix.
+  std::int64_t max_columns() const noexcept { return max_columns_; }
+  std::int64_t max_rows() const noexcept { return max_rows_; }
+
+ private:
+  DeviceArray<std::uint8_t> storage_;
+  std::int64_t max_columns_ = 0;
+  std::int64_t max_rows_ = 0;
+};
+
+}  // namespace lpx::cuda_backend

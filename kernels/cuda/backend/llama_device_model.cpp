@@ -1,0 +1,364 @@
+#include "llama_device_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <lpx/cpp/status.hpp>
+
+#include "cuda_check.hpp"
+
+namespace lpx::cuda_backend {
+namespace {
+
+namespace k = kernels::cuda;
+
+constexpr int kSplitPositions = 256;  // flash-decoding chunk: positions per thread block
+constexpr int kAttentionRows = 64;    // query rows per attention launch (bounds its scratch)
+constexpr int kInputArrays = 5;       // tokens, positions, slots, row_sequence, output_rows
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "forward: " + message);
+}
+
+}  // namespace
+
+LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc,
+                                   bool use_graphs)
+    : device_(device),
+      shape_(desc),
+      device_name_(device.describe()),
+      rope_freq_base_(desc.rope.freq_base),
+      rope_freq_scale_(desc.rope.freq_scale),
+      q_width_(static_cast<int>(desc.n_head * desc.head_dim)),
+      kv_width_(static_cast<int>(desc.n_head_kv * desc.head_dim)),
+      table_stride_(static_cast<int>((desc.max_context + desc.kv_block_size - 1) /
+                                     desc.kv_block_size)),
+      sink_slot_(static_cast<int>(desc.kv_blocks * desc.kv_block_size)),
+      use_graphs_(use_graphs),
+      weights_(desc),
+      pool_elements_(std::size_t{desc.kv_blocks + 1} * desc.kv_block_size * kv_width_),
+      max_rows_(static_cast<int>(std::max(desc.max_rows, desc.max_sequences))),
+      max_sequences_(static_cast<int>(desc.max_sequences)),
+      attention_rows_(std::min(max_rows_, kAttentionRows)) {
+  shape_.layers = nullptr;  // only the numbers are kept
+  shape_.token_embd = shape_.output_norm = shape_.output = nullptr;
+  shape_.rope.freq_factors = nullptr;
+  if (desc.max_sequences == 0 || desc.max_rows == 0 || desc.kv_block_size == 0 ||
+      desc.max_context == 0) {
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: zero-sized limits");
+  }
+  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+
+  kv_ = DeviceArray<std::uint16_t>(pool_elements_ * 2 * desc.n_layer, "the KV cache");
+  check_cuda(cudaMemset(kv_.get(), 0, kv_.bytes()), "clearing the KV cache");
+  matmul_ = std::make_unique<DeviceMatmul>(stream_, max_rows_, weights_.max_columns(),
+                                           weights_.max_rows());
+
+  const std::size_t rows = static_cast<std::size_t>(max_rows_);
+  const std::size_t tables = static_cast<std::size_t>(max_sequences_ + 1) * table_stride_;
+  const std::size_t input_count = kInputArrays * rows + tables;
+  host_inputs_ = PinnedArray<std::int32_t>(input_count, "step inputs");
+  inputs_ = DeviceArray<std::int32_t>(input_count, "step inputs");
+  tokens_ = inputs_.get();
+  positions_ = tokens_ + rows;
+  slots_ = positions_ + rows;
+  row_sequence_ = slots_ + rows;
+  output_rows_ = row_sequence_ + rows;
+  block_tables_ = output_rows_ + rows;
+  // The padding rows' sequence: every block is the sink block.
+  std::int32_t* pad_table = host_inputs_.get() + kInputArrays * rows +
+                            static_cast<std::size_t>(max_sequences_) * table_stride_;
+  std::fill_n(pad_table, table_stride_, static_cast<std::int32_t>(desc.kv_blocks));
+  check_cuda(cudaMemcpy(block_tables_ + static_cast<std::size_t>(max_sequences_) * table_stride_,
+                        pad_table, table_stride_ * sizeof(std::int32_t), cudaMemcpyHostToDevice),
+             "uploading the padding block table");
+
+  const std::size_t embd = desc.n_embd;
+  x_ = DeviceArray<float>(rows * embd, "activations");
+  norm_ = DeviceArray<float>(rows * embd, "activations");
+  proj_ = DeviceArray<float>(rows * embd, "activations");
+  q_ = DeviceArray<float>(rows * q_width_, "activations");
+  attn_ = DeviceArray<float>(rows * q_width_, "activations");
+  k_ = DeviceArray<float>(rows * kv_width_, "activations");
+  v_ = DeviceArray<float>(rows * kv_width_, "activations");
+  gate_ = DeviceArray<float>(rows * desc.n_ff, "activations");
+  up_ = DeviceArray<float>(rows * desc.n_ff, "activations");
+  const std::size_t outputs = static_cast<std::size_t>(max_sequences_);
+  head_in_ = DeviceArray<float>(outputs * embd, "activations");
+  head_norm_ = DeviceArray<float>(outputs * embd, "activations");
+  logits_ = DeviceArray<float>(outputs * desc.n_vocab, "logits");
+  argmax_ = DeviceArray<std::int32_t>(outputs, "argmax");
+  host_logits_ = PinnedArray<float>(outputs * desc.n_vocab, "logits");
+  host_argmax_ = PinnedArray<std::int32_t>(outputs, "argmax");
+  attention_partial_ = DeviceArray<float>(
+      k::attention_partial_floats(attention_rows_, static_cast<int>(desc.n_head),
+                                  static_cast<int>(desc.head_dim),
+                                  static_cast<int>(desc.max_context), kSplitPositions),
+      "attention scratch");
+}
+
+LlamaDeviceModel::~LlamaDeviceModel() {
+  cudaSetDevice(device_.index);
+  for (auto& [bucket, graph] : graphs_) cudaGraphExecDestroy(graph);
+  if (stream_ != nullptr) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
+  info.weight_bytes = weights_.bytes();
+  info.kv_cache_bytes = kv_.bytes();
+  info.workspace_bytes =
+      matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + norm_.bytes() + proj_.bytes() +
+      q_.bytes() + attn_.bytes() + k_.bytes() + v_.bytes() + gate_.bytes() + up_.bytes() +
+      head_in_.bytes() + head_norm_.bytes() + logits_.bytes() + attention_partial_.bytes();
+  std::size_t free = 0;
+  std::size_t total = 0;
+  cudaMemGetInfo(&free, &total);
+  info.device_free_bytes = free;
+  info.device_total_bytes = total;
+  info.device_name = device_name_.c_str();
+}
+
+void LlamaDeviceModel::check_args(const lpx_forward_args& a) const {
+  if (a.n_rows == 0 || a.n_rows > shape_.max_rows) {
+    invalid(std::to_string(a.n_rows) + " rows (1 to " + std::to_string(shape_.max_rows) + ")");
+  }
+  if (a.n_sequences == 0 || a.n_sequences > shape_.max_sequences) {
+    invalid(std::to_string(a.n_sequences) + " sequences (1 to " +
+            std::to_string(shape_.max_sequences) + ")");
+  }
+  if (a.n_outputs > shape_.max_sequences) {
+    invalid(std::to_string(a.n_outputs) + " output rows (at most max_sequences)");
+  }
+  if (a.sequence_rows[0] != 0 || a.sequence_rows[a.n_sequences] != a.n_rows) {
+    invalid("sequence_rows must run from 0 to n_rows");
+  }
+  for (std::uint32_t o = 0; o < a.n_outputs; ++o) {
+    if (a.output_rows[o] >= a.n_rows || (o > 0 && a.output_rows[o] <= a.output_rows[o - 1])) {
+      invalid("output_rows must be ascending rows of the batch");
+    }
+  }
+}
+
+int LlamaDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
+  if (!use_graphs_ || a.n_rows != a.n_sequences || a.n_outputs != a.n_rows) return 0;
+  int bucket = 1;
+  while (bucket < static_cast<int>(a.n_rows)) bucket *= 2;
+  return std::min(bucket, max_sequences_);
+}
+
+LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket) {
+  const std::size_t rows = static_cast<std::size_t>(max_rows_);
+  std::int32_t* tokens = host_inputs_.get();
+  std::int32_t* positions = tokens + rows;
+  std::int32_t* slots = positions + rows;
+  std::int32_t* row_sequence = slots + rows;
+  std::int32_t* output_rows = row_sequence + rows;
+  std::int32_t* tables = output_rows + rows;
+  const auto block_size = static_cast<std::int32_t>(shape_.kv_block_size);
+  StepShape shape;
+  for (std::uint32_t s = 0; s < a.n_sequences; ++s) {
+    const std::uint32_t begin = a.sequence_rows[s];
+    const std::uint32_t end = a.sequence_rows[s + 1];
+    if (end < begin || end > a.n_rows) invalid("sequence_rows must be ascending");
+    const std::int32_t* table = a.block_tables + std::size_t{s} * a.block_table_stride;
+    std::int32_t last = -1;
+    for (std::uint32_t r = begin; r < end; ++r) {
+      const std::int32_t p = a.positions[r];
+      if (p < 0 || p >= static_cast<std::int32_t>(shape_.max_context)) {
+        invalid("position " + std::to_string(p) + " outside the context");
+      }
+      const std::int32_t block = table[p / block_size];
+      if (block < 0 || block >= static_cast<std::int32_t>(shape_.kv_blocks)) {
+        invalid("KV block " + std::to_string(block) + " out of range");
+      }
+      tokens[r] = a.tokens[r];
+      positions[r] = p;
+      slots[r] = block * block_size + p % block_size;
+      row_sequence[r] = static_cast<std::int32_t>(s);
+      last = std::max(last, p);
+      shape.max_positions = std::max(shape.max_positions, p + 1);
+    }
+    const std::int32_t blocks = last / block_size + 1;
+    for (std::int32_t b = 0; b < blocks; ++b) {
+      if (table[b] < 0 || table[b] >= static_cast<std::int32_t>(shape_.kv_blocks)) {
+        invalid("KV block " + std::to_string(table[b]) + " out of range");
+      }
+    }
+    std::copy_n(table, blocks, tables + std::size_t{s} * table_stride_);
+    shape.table_blocks = std::max(shape.table_blocks, blocks);
+  }
+  if (bucket > 0) {
+    for (int r = static_cast<int>(a.n_rows); r < bucket; ++r) {  // padding rows
+      tokens[r] = 0;
+      positions[r] = 0;
+      slots[r] = sink_slot_;
+      row_sequence[r] = max_sequences_;
+    }
+    for (int r = 0; r < bucket; ++r) output_rows[r] = r;
+    shape.rows = bucket;
+    shape.outputs = bucket;
+    shape.max_positions = static_cast<int>(shape_.max_context);  // one graph for every length
+  } else {
+    for (std::uint32_t o = 0; o < a.n_outputs; ++o) {
+      output_rows[o] = static_cast<std::int32_t>(a.output_rows[o]);
+    }
+    shape.rows = static_cast<int>(a.n_rows);
+    shape.outputs = static_cast<int>(a.n_outputs);
+  }
+  return shape;
+}
+
+void LlamaDeviceModel::upload_inputs(const lpx_forward_args& a, const StepShape& shape) {
+  const std::size_t rows = static_cast<std::size_t>(max_rows_);
+  check_cuda(cudaMemcpyAsync(inputs_.get(), host_inputs_.get(),
+                             kInputArrays * rows * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                             stream_),
+             "uploading the step inputs");
+  // Block tables: the sequences' rows, as wide as the longest one needs.
+  const auto width = static_cast<std::size_t>(shape.table_blocks);
+  const std::size_t pitch = static_cast<std::size_t>(table_stride_) * sizeof(std::int32_t);
+  check_cuda(cudaMemcpy2DAsync(block_tables_, pitch, host_inputs_.get() + kInputArrays * rows,
+                               pitch, width * sizeof(std::int32_t), a.n_sequences,
+                               cudaMemcpyHostToDevice, stream_),
+             "uploading the block tables");
+}
+
+void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& layer, int index) {
+  const int embd = static_cast<int>(shape_.n_embd);
+  // The previous layer's feed-forward output joins the residual stream here.
+  k::add_rms_norm(x_.get(), index == 0 ? nullptr : proj_.get(), layer.attn_norm, norm_.get(),
+                  s.rows, embd, shape_.rms_norm_eps, stream_);
+  matmul_->run(layer.wq, norm_.get(), q_.get(), s.rows);
+  matmul_->run(layer.wk, norm_.get(), k_.get(), s.rows);
+  matmul_->run(layer.wv, norm_.get(), v_.get(), s.rows);
+  if (layer.bq != nullptr) k::add_bias(q_.get(), layer.bq, s.rows, q_width_, stream_);
+  if (layer.bk != nullptr) k::add_bias(k_.get(), layer.bk, s.rows, kv_width_, stream_);
+  if (layer.bv != nullptr) k::add_bias(v_.get(), layer.bv, s.rows, kv_width_, stream_);
+  k::RopeArgs rope;
+  rope.mode = shape_.rope.mode;
+  rope.n_rot = static_cast<int>(shape_.rope.n_rot);
+  rope.freq_base = rope_freq_base_;
+  rope.freq_scale = rope_freq_scale_;
+  rope.freq_factors = weights_.rope_freq_factors;
+  const int head_dim = static_cast<int>(shape_.head_dim);
+  k::rope(q_.get(), s.rows, static_cast<int>(shape_.n_head), head_dim, positions_, rope, stream_);
+  k::rope(k_.get(), s.rows, static_cast<int>(shape_.n_head_kv), head_dim, positions_, rope,
+          stream_);
+  std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
+  std::uint16_t* v_pool = k_pool + pool_elements_;
+  k::kv_store(k_.get(), v_.get(), k_pool, v_pool, slots_, s.rows, kv_width_, stream_);
+  for (int r = 0; r < s.rows; r += attention_rows_) {
+    k::AttentionArgs args;
+    args.q = q_.get() + static_cast<std::size_t>(r) * q_width_;
+    args.out = attn_.get() + static_cast<std::size_t>(r) * q_width_;
+    args.positions = positions_ + r;
+    args.row_sequence = row_sequence_ + r;
+    args.block_tables = block_tables_;
+    args.block_table_stride = table_stride_;
+    args.n_rows = std::min(attention_rows_, s.rows - r);
+    args.n_heads = static_cast<int>(shape_.n_head);
+    args.n_kv_heads = static_cast<int>(shape_.n_head_kv);
+    args.head_dim = head_dim;
+    args.scale = shape_.attention_scale;
+    args.k_pool = k_pool;
+    args.v_pool = v_pool;
+    args.block_size = static_cast<int>(shape_.kv_block_size);
+    args.max_positions = s.max_positions;
+    args.split_positions = kSplitPositions;
+    args.partial = attention_partial_.get();
+    k::attention(args, stream_);
+  }
+  matmul_->run(layer.wo, attn_.get(), proj_.get(), s.rows);
+}
+
+void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
+  const int embd = static_cast<int>(shape_.n_embd);
+  k::add_rms_norm(x_.get(), proj_.get(), layer.ffn_norm, norm_.get(), s.rows, embd,
+                  shape_.rms_norm_eps, stream_);
+  matmul_->run(layer.ffn_gate, norm_.get(), gate_.get(), s.rows);
+  matmul_->run(layer.ffn_up, norm_.get(), up_.get(), s.rows);
+  k::swiglu(gate_.get(), up_.get(), gate_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
+            stream_);
+  matmul_->run(layer.ffn_down, gate_.get(), proj_.get(), s.rows);
+}
+
+void LlamaDeviceModel::enqueue_step(const StepShape& s) {
+  const int embd = static_cast<int>(shape_.n_embd);
+  k::embed_rows(weights_.token_embd, tokens_, s.rows, x_.get(), stream_);
+  for (std::size_t i = 0; i < weights_.layers.size(); ++i) {
+    attention_block(s, weights_.layers[i], static_cast<int>(i));
+    feed_forward_block(s, weights_.layers[i]);
+  }
+  if (s.outputs == 0) return;
+  k::add_in_place(x_.get(), proj_.get(), static_cast<std::size_t>(s.rows) * embd, stream_);
+  k::gather_rows(x_.get(), output_rows_, s.outputs, embd, head_in_.get(), stream_);
+  k::add_rms_norm(head_in_.get(), nullptr, weights_.output_norm, head_norm_.get(), s.outputs,
+                  embd, shape_.rms_norm_eps, stream_);
+  matmul_->run(weights_.output, head_norm_.get(), logits_.get(), s.outputs);
+  k::argmax_rows(logits_.get(), s.outputs, static_cast<int>(shape_.n_vocab), argmax_.get(),
+                 stream_);
+}
+
+void LlamaDeviceModel::run_graph(const StepShape& s) {
+  auto it = graphs_.find(s.rows);
+  if (it == graphs_.end()) {
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+               "capturing the decode step");
+    try {
+      enqueue_step(s);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    check_cuda(cudaStreamEndCapture(stream_, &graph), "capturing the decode step");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    check_cuda(instantiated, "instantiating the decode graph for " + std::to_string(s.rows) +
+                                 " sequences");
+    it = graphs_.emplace(s.rows, exec).first;
+  }
+  check_cuda(cudaGraphLaunch(it->second, stream_), "launching the decode graph");
+}
+
+void LlamaDeviceModel::forward(const lpx_forward_args& a) {
+  // The engine thread is not the one that loaded the model; the current device is per thread.
+  check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
+  check_args(a);
+  const int bucket = decode_bucket(a);
+  const StepShape shape = stage_inputs(a, bucket);
+  upload_inputs(a, shape);
+  if (bucket > 0) {
+    run_graph(shape);
+  } else {
+    enqueue_step(shape);
+  }
+  check_cuda(cudaGetLastError(), "launching the step's kernels");
+  if (a.n_outputs > 0 && a.argmax != nullptr) {
+    check_cuda(cudaMemcpyAsync(host_argmax_.get(), argmax_.get(),
+                               a.n_outputs * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
+                               stream_),
+               "reading the token ids back");
+  }
+  const std::size_t logit_count = std::size_t{a.n_outputs} * shape_.n_vocab;
+  if (a.n_outputs > 0 && a.logits != nullptr) {
+    check_cuda(cudaMemcpyAsync(host_logits_.get(), logits_.get(), logit_count * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream_),
+               "reading the logits back");
+  }
+  // The one synchronisation of the step: its results are needed on the host.
+  check_cuda(cudaStreamSynchronize(stream_), "running the step");
+  if (a.n_outputs > 0 && a.argmax != nullptr) {
+    std::memcpy(a.argmax, host_argmax_.get(), a.n_outputs * sizeof(std::int32_t));
+  }
+  if (a.n_outputs > 0 && a.logits != nullptr) {
+    std::memcpy(a.logits, host_logits_.get(), logit_count * sizeof(float));
+  }
+}
+
+}  // namespace lpx::cuda_backend

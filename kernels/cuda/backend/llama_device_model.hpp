@@ -1,0 +1,95 @@
+// A llama-family model resident on one GPU: its weights, its paged KV pools and every
+// activation buffer of a step, allocated once at load. forward() runs one engine step:
+// copy the step's inputs (token ids, positions, KV slots, block tables) to the device in two
+// copies, run every layer's kernels on one stream, copy the logits (or the greedy token ids)
+// back, and synchronise once.
+//
+// Pure decode steps (one row per sequence) run as CUDA graphs, one per batch-size bucket
+// (1, 2, 4, ... up to max_sequences), captured on first use: padding rows write to a sink KV
+// block no sequence owns, and attention's grid is sized for the whole context, so one graph
+// serves every step of its bucket. Prefill and mixed steps launch the same kernels directly.
+//
+// Threading: one engine thread at a time (the plugin's contract).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <lpx/cpp/plugin.hpp>
+
+#include "cuda_device.hpp"
+#include "device_matmul.hpp"
+#include "device_memory.hpp"
+#include "device_weights.hpp"
+
+namespace lpx::cuda_backend {
+
+class LlamaDeviceModel final : public lpx::DeviceModel {
+ public:
+  LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc, bool use_graphs);
+  ~LlamaDeviceModel() override;
+
+  void forward(const lpx_forward_args& args) override;
+  void describe(lpx_device_model_info& info) const;
+
+ private:
+  struct StepShape {
+    int rows = 0;           // rows the kernels run on (the bucket, for graphs)
+    int outputs = 0;        // rows whose logits come out
+    int max_positions = 0;  // attention grid bound
+    int table_blocks = 0;   // blocks of the longest sequence's table
+  };
+  // Stages args into the pinned input area; returns the shape to run. `bucket` > 0 pads a pure
+  // decode step to that many rows.
+  StepShape stage_inputs(const lpx_forward_args& args, int bucket);
+  void upload_inputs(const lpx_forward_args& args, const StepShape& shape);
+  void enqueue_step(const StepShape& shape);  // every kernel of the step, on stream_
+  void attention_block(const StepShape& shape, const DeviceLayer& layer, int index);
+  void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
+  int decode_bucket(const lpx_forward_args& args) const noexcept;
+  void run_graph(const StepShape& shape);
+  void check_args(const lpx_forward_args& args) const;
+
+  CudaDevice device_;
+  lpx_llama_model_desc shape_;  // hyperparameters only: pointers are not kept
+  std::string device_name_;
+  float rope_freq_base_, rope_freq_scale_;
+  int q_width_, kv_width_, table_stride_, sink_slot_;
+  bool use_graphs_;
+  cudaStream_t stream_ = nullptr;
+
+  DeviceWeights weights_;
+  DeviceArray<std::uint16_t> kv_;  // per layer: K pool then V pool, each (kv_blocks + 1) blocks
+  std::size_t pool_elements_;      // f16 values per pool
+  std::unique_ptr<DeviceMatmul> matmul_;
+
+  // Step inputs. Host and device share one layout: five int32 arrays of max_rows (tokens,
+  // positions, slots, row_sequence, output_rows) then the block tables, (max_sequences + 1) x
+  // table_stride (the last row belongs to the padding rows and points at the sink block).
+  int max_rows_, max_sequences_;
+  PinnedArray<std::int32_t> host_inputs_;
+  DeviceArray<std::int32_t> inputs_;
+  std::int32_t* tokens_ = nullptr;  // device views into inputs_
+  std::int32_t* positions_ = nullptr;
+  std::int32_t* slots_ = nullptr;
+  std::int32_t* row_sequence_ = nullptr;
+  std::int32_t* output_rows_ = nullptr;
+  std::int32_t* block_tables_ = nullptr;
+
+  // Activations, max_rows rows each (output-side ones max_sequences rows).
+  DeviceArray<float> x_, norm_, proj_, q_, k_, v_, attn_, gate_, up_;
+  DeviceArray<float> head_in_, head_norm_, logits_;
+  DeviceArray<float> attention_partial_;
+  DeviceArray<std::int32_t> argmax_;
+  PinnedArray<float> host_logits_;
+  PinnedArray<std::int32_t> host_argmax_;
+  int attention_rows_;  // query rows per attention launch (bounds the partial scratch)
+
+  std::map<int, cudaGraphExec_t> graphs_;  // decode bucket -> instantiated step
+};
+
+}  // namespace lpx::cuda_backend

@@ -1,0 +1,244 @@
+// The cuda backend end to end against the CPU engine on real models: the same forward pass
+// (teacher-forced logits), the same greedy tokens under the margin rule, and continuous
+// batching on the GPU with sequences joining and leaving. Skips, saying why, where no CUDA GPU
+// is usable.
+//
+// The reference is the cpu backend with f32 activations: the arithmetic the cuda backend
+// implements (lpx/kinds/quant_backend.h). Only summation order differs, so logits agree to
+// about 1e-3; a greedy token may differ only where the CPU's top-2 margin is below kMargin.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "cuda/gpu_test_support.hpp"
+#include "engine/backend.hpp"
+#include "engine/device_forward.hpp"
+#include "engine/kv_cache.hpp"
+#include "engine/llama_forward.hpp"
+#include "engine/llama_weights.hpp"
+#include "engine/engine_test_support.hpp"
+#include "model/model_validation.hpp"
+
+namespace lpx::test {
+namespace {
+
+constexpr double kLogitTolerance = 2e-2;  // |gpu - cpu| per logit, f32 arithmetic both sides
+constexpr double kMargin = 5e-2;          // top-2 gaps below this may flip
+
+const std::map<std::string, core::OptionValue> kCpuF32 = {{"activations", std::string("f32")}};
+
+// One model, one backend, one sequence, driven token by token.
+class Rig {
+ public:
+  Rig(TestHost& host, const std::filesystem::path& model, const std::string& backend,
+      const std::map<std::string, core::OptionValue>& options) {
+    auto file = core::ModelFile::open(model.string(), host.registry());
+    if (!file) throw std::runtime_error(file.error());
+    file_ = std::move(*file);
+    auto h = core::validate_model(*file_);
+    if (!h) throw std::runtime_error(h.error());
+    h_ = *h;
+    auto w = core::LlamaWeights::resolve(*file_, h_);
+    if (!w) throw std::runtime_error(w.error());
+    weights_ = std::move(*w);
+    auto instance = core::default_instance(host.registry(), backend, options);
+    if (!instance) throw std::runtime_error(instance.error());
+    auto b = core::Backend::adopt(instance->instance);
+    if (!b) throw std::runtime_error(b.error());
+    backend_ = std::make_unique<core::Backend>(std::move(*b));
+    core::KvCacheShape shape{h_.n_layer, h_.n_head_kv, h_.head_dim, 16, 1024 / 16};
+    shape.host_storage = !backend_->has_device_models();
+    cache_ = std::make_unique<core::KvCache>(shape);
+    const auto& architecture = *core::find_architecture(h_.architecture);
+    if (backend_->has_device_models()) {
+      forward_ = std::make_unique<core::DeviceForward>(h_, architecture, weights_, *backend_,
+                                                       *cache_, 512, 4, 1024);
+    } else {
+      forward_ = std::make_unique<core::LlamaForward>(h_, architecture, weights_, *backend_,
+                                                      *cache_, 512, 1024);
+    }
+    blocks_ = core::BlockTable(1024, 16);
+    batch_.reserve(512, 1);
+    logits_.resize(h_.n_vocab);
+  }
+
+  const std::vector<float>& feed(const std::vector<std::int32_t>& tokens) {
+    cache_->ensure(blocks_, position_ + static_cast<std::uint32_t>(tokens.size()));
+    batch_.clear();
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      batch_.tokens.push_back(tokens[i]);
+      batch_.positions.push_back(static_cast<std::int32_t>(position_ + i));
+    }
+    batch_.sequences.push_back({&blocks_, 0, static_cast<std::uint32_t>(tokens.size())});
+    batch_.output_rows.push_back(static_cast<std::uint32_t>(tokens.size() - 1));
+    forward_->run(batch_, logits_.data());
+    position_ += static_cast<std::uint32_t>(tokens.size());
+    return logits_;
+  }
+
+ private:
+  std::unique_ptr<core::ModelFile> file_;
+  core::Hyperparameters h_;
+  core::LlamaWeights weights_;
+  std::unique_ptr<core::Backend> backend_;
+  std::unique_ptr<core::KvCache> cache_;
+  std::unique_ptr<core::ForwardPass> forward_;
+  core::BlockTable blocks_;
+  core::Batch batch_;
+  std::vector<float> logits_;
+  std::uint32_t position_ = 0;
+};
+
+std::int32_t argmax(const std::vector<float>& v) {
+  return static_cast<std::int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+double top2_margin(const std::vector<float>& v) {
+  float first = -INFINITY;
+  float second = -INFINITY;
+  for (float x : v) {
+    if (x > first) {
+      second = first;
+      first = x;
+    } else if (x > second) {
+      second = x;
+    }
+  }
+  return double{first} - double{second};
+}
+
+struct ModelCase {
+  const char* name;
+  std::filesystem::path (*path)();
+};
+
+class CudaEngine : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!gpu_available(&why)) GTEST_SKIP() << "no usable CUDA GPU: " << why;
+    if (!std::filesystem::exists(GetParam().path())) {
+      GTEST_SKIP() << GetParam().path() << " is missing (tools/setup.sh installs it)";
+    }
+  }
+  TestHost host_;
+};
+
+// A prompt long enough for the cuBLAS prefill path (> 64 rows), then decode steps.
+std::vector<std::int32_t> test_prompt(std::size_t length) {
+  std::vector<std::int32_t> prompt;
+  for (std::size_t i = 0; i < length; ++i) prompt.push_back(static_cast<std::int32_t>(1 + (i * 37) % 200));
+  return prompt;
+}
+
+TEST_P(CudaEngine, TeacherForcedLogitsMatchTheCpu) {
+  Rig cpu(host_, GetParam().path(), "cpu", kCpuF32);
+  Rig gpu(host_, GetParam().path(), "cuda", {});
+  for (std::size_t prompt_length : {5u, 100u}) {
+    Rig cpu_run(host_, GetParam().path(), "cpu", kCpuF32);
+    Rig gpu_run(host_, GetParam().path(), "cuda", {});
+    std::vector<std::int32_t> next = test_prompt(prompt_length);
+    double max_diff = 0;
+    for (int step = 0; step < 24; ++step) {
+      const std::vector<float>& a = cpu_run.feed(next);
+      const std::vector<float>& b = gpu_run.feed(next);
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(b[i])) << "step " << step << " logit " << i;
+        max_diff = std::max(max_diff, std::fabs(double{a[i]} - double{b[i]}));
+      }
+      if (top2_margin(a) >= kMargin) {
+        EXPECT_EQ(argmax(b), argmax(a)) << "step " << step;
+      }
+      next = {argmax(a)};
+    }
+    std::printf("[ %s, prompt %zu ] max |gpu - cpu| logit = %.3g\n", GetParam().name,
+                prompt_length, max_diff);
+    EXPECT_LE(max_diff, kLogitTolerance) << "prompt of " << prompt_length << " tokens";
+  }
+}
+
+// Greedy tokens of the GPU engine, several requests at once (continuous batching, CUDA graphs
+// for the decode steps), equal to the CPU engine's up to the first low-margin step.
+TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
+  core::EngineConfig config;
+  config.context_size = 512;
+  config.max_sequences = 4;
+  config.kv_cache_tokens = 2048;
+  auto gpu = host_.engine(GetParam().path(), "cuda", {"greedy"}, config);
+  ASSERT_NE(gpu, nullptr);
+  const std::vector<std::size_t> lengths = {3, 17, 70, 9, 130, 33};
+  const std::vector<std::uint32_t> max_tokens = {40, 8, 25, 60, 12, 30};
+  std::vector<Generation> results(lengths.size());
+  std::vector<std::vector<std::int32_t>> prompts;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    auto p = test_prompt(lengths[i]);
+    p[0] = static_cast<std::int32_t>(1 + i);  // distinct prompts
+    prompts.push_back(std::move(p));
+  }
+  // Six requests on four slots, started a little apart: some join while others decode, and the
+  // short ones leave early.
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 * i));
+      lpx_request request{};
+      request.prompt_tokens = prompts[i].data();
+      request.prompt_token_count = prompts[i].size();
+      request.max_tokens = max_tokens[i];
+      request.flags = 0;
+      results[i] = generate(*gpu, request);
+    });
+  }
+  for (auto& c : clients) c.join();
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    ASSERT_TRUE(results[i].error.empty()) << results[i].error;
+    Rig cpu(host_, GetParam().path(), "cpu", kCpuF32);
+    std::vector<std::int32_t> next = prompts[i];
+    for (std::size_t s = 0; s < results[i].tokens.size(); ++s) {
+      const std::vector<float>& logits = cpu.feed(next);
+      const std::int32_t expected = argmax(logits);
+      if (top2_margin(logits) < kMargin) break;  // later tokens are not comparable
+      ASSERT_EQ(results[i].tokens[s], expected) << "request " << i << " step " << s;
+      next = {expected};
+    }
+  }
+  lpx_engine_stats stats{};
+  gpu->stats(stats);
+  EXPECT_EQ(stats.kv_blocks_used, 0u);
+  EXPECT_EQ(stats.running_requests, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,
+                         ::testing::Values(ModelCase{"tiny_llama", &tiny_llama_path},
+                                           ModelCase{"smollm2", &smollm2_path}),
+                         [](const ::testing::TestParamInfo<ModelCase>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
+
+// `--device cuda` on a machine without a usable GPU fails at once, saying why.
+TEST(CudaDevice, BackendCreationSaysWhyWhenNoGpu) {
+  std::string why;
+  TestHost host;
+  auto instance = core::default_instance(host.registry(), "cuda");
+  if (gpu_available(&why)) {
+    EXPECT_TRUE(instance.has_value()) << instance.error();
+  } else {
+    ASSERT_FALSE(instance.has_value());
+    EXPECT_NE(instance.error().find("CUDA is not usable"), std::string::npos) << instance.error();
+  }
+}
+
+TEST(CudaDevice, AnIndexPastTheLastGpuIsRefused) {
+  LPX_REQUIRE_GPU();
+  TestHost host;
+  auto instance = core::default_instance(host.registry(), "cuda", {{"gpu", std::int64_t{1000}}});
+  ASSERT_FALSE(instance.has_value());
+  EXPECT_NE(instance.error().find("does not exist"), std::string::npos) << instance.error();
+}
+
+}  // namespace
+}  // namespace lpx::test
