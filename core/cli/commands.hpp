@@ -113,6 +113,14 @@ struct TokenizeArguments {
 // Prints the token ids of the text as one JSON array.
 int tokenize_command(const TokenizeArguments& arguments);
 
+struct DoctorArguments {
+  bool require_gpu = false;  // exit 1 when no GPU is usable
+  bool json = false;
+};
+// GPU health check: this binary's CUDA build, the driver, each GPU, a test kernel and copy
+// bandwidth, with advice for every problem. Exit 0 even without a GPU unless require_gpu.
+int doctor_command(const DoctorArguments& arguments);
+
 // The multi-line text printed by --version.
 std::string version_text();
 

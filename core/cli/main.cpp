@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/device_choice.hpp"
+#include "engine/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "logging/logging.hpp"
 
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   generate_app->add_option("--seed", generate.seed, "Random seed (same seed, same output)");
   generate_app->add_option("--device", generate.device, "cpu, cuda, cuda:N or auto")
-      ->check(cli::check_device)
+      ->check(core::check_device)
       ->capture_default_str();
   generate_app->add_option("--backend", generate.backend,
                            "Backend plugin by name (e.g. cpu-scalar); overrides --device");
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
                                                 "File with one API key per line");
   key_option->excludes(key_file_option);
   serve_app->add_option("--device", serve.device, "cpu, cuda, cuda:N or auto")
-      ->check(cli::check_device)
+      ->check(core::check_device)
       ->capture_default_str();
   serve_app->add_option("--backend", serve.backend, "Backend plugin by name; overrides --device");
   serve_app->add_option("--context", serve.context_size, "Positions per sequence")
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   batch_app->add_flag("--resume", batch.resume, "Finish the run in --run-dir");
   batch_app->add_option("--shard", batch.shard, "I/N: this machine's share of the input (0-based)");
   batch_app->add_option("--device", batch.device, "cpu, cuda, cuda:N or auto")
-      ->check(cli::check_device)
+      ->check(core::check_device)
       ->capture_default_str();
   batch_app->add_option("--backend", batch.backend, "Backend plugin by name; overrides --device");
   batch_app->add_option("--context", batch.context_size, "Positions per sequence")
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       "bench", "Prompt and decode speed, latency, memory and roofline share of a model");
   bench_app->add_option("--model", bench.model, "Model file, or synth:NAME:TYPE (see synth)")->required();
   bench_app->add_option("--device", bench.device, "cpu, cuda, cuda:N or auto")
-      ->check(cli::check_device)
+      ->check(core::check_device)
       ->capture_default_str();
   bench_app->add_option("--backend", bench.backend, "Backend plugin by name; overrides --device");
   bench_app->add_option("-p,--prompt", bench.prompt_lengths, "Prompt lengths (ppN tests), e.g. 128,512")
@@ -169,6 +169,12 @@ int main(int argc, char** argv) {
   tokenize_app->add_flag("--parse-special", tokenize.parse_special,
                          "Turn special-token text like <|im_start|> into those tokens");
 
+  cli::DoctorArguments doctor;
+  CLI::App* doctor_app = app.add_subcommand(
+      "doctor", "Check the NVIDIA driver and GPUs: can this binary use them, and if not, why");
+  doctor_app->add_flag("--require-gpu", doctor.require_gpu, "Exit 1 when no GPU is usable");
+  doctor_app->add_flag("--json", doctor.json, "One JSON object instead of the report");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -196,6 +202,7 @@ int main(int argc, char** argv) {
   if (*bench_app) return cli::bench_command(bench);
   if (*plugins_app) return cli::plugins_command(plugins);
   if (*inspect_app) return cli::inspect_command(inspect);
+  if (*doctor_app) return cli::doctor_command(doctor);
   if (*tokenize_app) {
     if (text_option->count() == 0 && file_option->count() == 0) {
       std::cerr << "error: tokenize needs --text STR or --file PATH\n";
