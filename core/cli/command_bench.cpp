@@ -7,7 +7,7 @@
 
 #include "bench/bench_runner.hpp"
 #include "cli/commands.hpp"
-#include "cli/device_choice.hpp"
+#include "engine/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "logging/logging.hpp"
 #include "metrics/metrics_registry.hpp"
@@ -28,6 +28,16 @@ core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std
   return std::pair{key, core::OptionValue{value}};
 }
 
+bool backend_declares(core::PluginRegistry& registry, const std::string& plugin,
+                      const std::string& option) {
+  auto library = registry.load(plugin);
+  if (!library) return false;
+  for (const core::OptionSpec& spec : (*library)->description().options) {
+    if (spec.name == option) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int bench_command(const BenchArguments& a) {
@@ -36,13 +46,17 @@ int bench_command(const BenchArguments& a) {
   core::PluginRegistry registry(core::default_plugin_search_path(), services);
   core::bench::BenchConfig config;
   config.model = a.model;
-  auto backend = backend_for_device(a.device, a.backend, registry);
+  auto backend = core::backend_for_device(a.device, a.backend, registry);
   if (!backend) {
     std::cerr << "error: " << backend.error() << "\n";
     return kExitRuntimeError;
   }
-  config.backend = *backend;
-  if (a.threads != 0) config.backend_options["threads"] = std::int64_t{a.threads};
+  config.backend = backend->plugin;
+  config.backend_options = backend->options;
+  // --threads is the CPU backends' option; a GPU backend has none.
+  if (a.threads != 0 && backend_declares(registry, backend->plugin, "threads")) {
+    config.backend_options["threads"] = std::int64_t{a.threads};
+  }
   for (const std::string& o : a.options) {
     auto parsed = parse_option(o);
     if (!parsed) {

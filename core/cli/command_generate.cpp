@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
-#include "cli/device_choice.hpp"
+#include "engine/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/signal_watcher.hpp"
 #include "engine/engine_builder.hpp"
@@ -39,7 +39,7 @@ int generate_command(const GenerateArguments& arguments) {
   core::HostServices services(metrics);
   core::PluginRegistry registry(core::default_plugin_search_path(), services);
 
-  auto backend_name = backend_for_device(arguments.device, arguments.backend, registry);
+  auto backend_name = core::backend_for_device(arguments.device, arguments.backend, registry);
   if (!backend_name) {
     std::cerr << "error: " << backend_name.error() << "\n";
     return kExitRuntimeError;
@@ -51,9 +51,9 @@ int generate_command(const GenerateArguments& arguments) {
     return kExitRuntimeError;
   }
   inputs.file = std::move(*file);
-  auto backend = core::default_instance(registry, *backend_name);
+  auto backend = core::default_instance(registry, backend_name->plugin, backend_name->options);
   if (!backend) {
-    std::cerr << "error: backend '" << *backend_name << "': " << backend.error() << "\n";
+    std::cerr << "error: backend '" << backend_name->plugin << "': " << backend.error() << "\n";
     return kExitRuntimeError;
   }
   inputs.backend = backend->instance;

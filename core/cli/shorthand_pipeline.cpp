@@ -2,16 +2,19 @@
 
 #include <sstream>
 
-#include "cli/device_choice.hpp"
+#include "engine/device_choice.hpp"
 
 namespace lpx::cli {
 namespace {
 
 // The CPU backends run with float activations, as pipelines/chat.toml does (see there: closer to
 // the model's own arithmetic; --set backend.activations=q8 for llama.cpp's bits and speed).
-toml::table backend_table(const std::string& plugin) {
-  toml::table table{{"plugin", plugin}};
-  if (plugin == "cpu" || plugin == "cpu-scalar") table.insert("activations", "f32");
+toml::table backend_table(const core::BackendChoice& choice) {
+  toml::table table{{"plugin", choice.plugin}};
+  if (choice.plugin == "cpu" || choice.plugin == "cpu-scalar") table.insert("activations", "f32");
+  if (auto it = choice.options.find("gpu"); it != choice.options.end()) {
+    table.insert("gpu", std::get<std::int64_t>(it->second));
+  }
   return table;
 }
 
@@ -20,7 +23,7 @@ toml::table backend_table(const std::string& plugin) {
 core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
     const std::string& name, const ShorthandModel& m, toml::table transport,
     const std::vector<std::string>& overrides, core::PluginRegistry& registry) {
-  auto backend = backend_for_device(m.device, m.backend, registry);
+  auto backend = core::backend_for_device(m.device, m.backend, registry);
   if (!backend) {
     core::Diagnostics diagnostics;
     diagnostics.error({"--device " + m.device, 0, 0}, backend.error());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "chat_template/chat_template.hpp"
+#include "engine/device_choice.hpp"
 #include "util/read_file.hpp"
 #include "util/did_you_mean.hpp"
 
@@ -103,12 +104,61 @@ SourceLocation where_plugin_message(const PipelineDocument& document, const toml
   return fallback;
 }
 
+void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
+                   const toml::table& table, PluginRegistry& registry, Pipeline& pipeline,
+                   Diagnostics& diagnostics);
+
+// [backend] device = "auto" | "cpu" | "cuda" | "cuda:N": the device picks the plugin (checked
+// now: asking for CUDA where it cannot run is an error saying why), and the rest of the table
+// is that plugin's options.
+void validate_device_backend(const PipelineDocument& document, const PipelineSlot& slot,
+                             const toml::table& table, PluginRegistry& registry,
+                             Pipeline& pipeline, Diagnostics& diagnostics) {
+  const std::string section = slot.name;
+  const toml::node& device_node = *table.get("device");
+  const SourceLocation where = document.where(device_node, section + ".device");
+  if (table.get("plugin") != nullptr) {
+    diagnostics.error(where, "[" + section + "] sets both 'plugin' and 'device'; keep one "
+                             "('device' picks the plugin: cpu or cuda)");
+    return;
+  }
+  const auto* device = device_node.as_string();
+  if (device == nullptr) {
+    diagnostics.error(where, "'" + section + ".device' must be a string: auto, cpu, cuda or cuda:N");
+    return;
+  }
+  if (std::string invalid = check_device(device->get()); !invalid.empty()) {
+    diagnostics.error(where, "'" + section + ".device' " + invalid);
+    return;
+  }
+  auto choice = backend_for_device(device->get(), "", registry);
+  if (!choice) {
+    diagnostics.error(where, "[" + section + "] " + choice.error());
+    return;
+  }
+  toml::table plugin_table = table;
+  plugin_table.erase("device");
+  plugin_table.insert("plugin", choice->plugin);
+  // The device's own options (gpu = N) unless the table sets them.
+  for (const auto& [key, value] : choice->options) {
+    if (!plugin_table.contains(key)) plugin_table.insert(key, std::get<std::int64_t>(value));
+  }
+  const std::size_t before = pipeline.sections.size();
+  validate_slot(document, slot, plugin_table, registry, pipeline, diagnostics);
+  // Point diagnostics and the resolved section at the device key the user wrote.
+  if (pipeline.sections.size() > before) pipeline.sections.back().where = where;
+}
+
 // Validates one slot table; adds a section when its plugin could be loaded and checked.
 void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
                    const toml::table& table, PluginRegistry& registry, Pipeline& pipeline,
                    Diagnostics& diagnostics) {
   const std::string section = slot.name;
   const toml::node* plugin_node = table.get("plugin");
+  if (slot.kind == LPX_KIND_QUANT_BACKEND && table.get("device") != nullptr) {
+    validate_device_backend(document, slot, table, registry, pipeline, diagnostics);
+    return;
+  }
   if (plugin_node == nullptr) {
     diagnostics.error(document.where_table(table, section),
                       "[" + section + "] is missing required key 'plugin' (the name of a " +

@@ -60,11 +60,28 @@ TEST(CliGenerate, TheSameSeedGivesTheSameText) {
   EXPECT_EQ(a.out, b.out);
 }
 
-TEST(CliGenerate, AskingForCudaWithoutACudaBackendIsAnError) {
-  CommandResult r = run_lpx({"generate", "--model", kSmol, "--prompt", "Hi", "--device", "cuda"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no CUDA backend"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out, "");
+// Where CUDA cannot run (CI: no driver, no GPU) --device cuda fails at once and says why:
+// never a silent CPU run. On a GPU machine cuda_engine_tests cover the other side.
+TEST(CliGenerate, AskingForCudaWhereItCannotRunIsAnError) {
+  if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  for (const char* device : {"cuda", "cuda:1"}) {
+    CommandResult r = run_lpx({"generate", "--model", kSmol, "--prompt", "Hi", "--device", device});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(std::string("--device ") + device + ": "), std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.find("CUDA is not usable") != std::string::npos ||
+                r.err.find("no CUDA backend plugin") != std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+// auto takes the CPU where CUDA cannot run, and says so and why.
+TEST(CliGenerate, DeviceAutoSaysWhatItChoseAndWhy) {
+  if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  CommandResult r = run_lpx({"--log-level", "info", "generate", "--model", kSmol, "--prompt", "Hi",
+                             "--max-tokens", "2", "--device", "auto"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("device auto: using cpu ("), std::string::npos) << r.err;
 }
 
 TEST(CliGenerate, BadUsageIsExitTwo) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "support/test_support.hpp"
 #include "util/did_you_mean.hpp"
 
@@ -216,6 +218,62 @@ TEST_F(PipelineValidation, OverridesAreValidatedAndNamedInErrors) {
 TEST_F(PipelineValidation, AnOverrideCanNameTheTransportOfAnEmptyFile) {
   auto pipeline = load("", {"transport.plugin=test-transport", "transport.output=o"});
   ASSERT_TRUE(pipeline) << pipeline.error().to_string();
+}
+
+// [backend] device = "...": the device picks the plugin; the rest of the table is its options.
+TEST_F(PipelineValidation, ABackendDeviceOfCpuPicksTheCpuPlugin) {
+  auto pipeline = load(R"([backend]
+device = "cpu"
+activations = "f32"
+[transport]
+plugin = "test-transport"
+output = "/tmp/x"
+)");
+  ASSERT_TRUE(pipeline) << pipeline.error().to_string();
+  const PipelineSection* backend = pipeline->find("backend");
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(backend->plugin->description().name, "cpu");
+  EXPECT_EQ(std::get<std::string>(backend->options.values.at("activations")), "f32");
+}
+
+TEST_F(PipelineValidation, ABackendDeviceIsCheckedWhereItIsWritten) {
+  auto both = load(R"([backend]
+device = "cpu"
+plugin = "cpu"
+[transport]
+plugin = "test-transport"
+output = "/tmp/x"
+)");
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.error().to_string().find("sets both 'plugin' and 'device'"), std::string::npos)
+      << both.error().to_string();
+  auto bad = load(R"([backend]
+device = "tpu"
+[transport]
+plugin = "test-transport"
+output = "/tmp/x"
+)");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().to_string().find("2:10: error: 'backend.device' must be cpu, cuda, cuda:N or auto"),
+            std::string::npos)
+      << bad.error().to_string();
+}
+
+// Asking for CUDA where it cannot run (no driver here) is an error at validation, never the CPU.
+TEST_F(PipelineValidation, ABackendDeviceOfCudaWithoutAGpuSaysWhy) {
+  if (std::filesystem::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  auto pipeline = load(R"([backend]
+device = "cuda"
+[transport]
+plugin = "test-transport"
+output = "/tmp/x"
+)");
+  ASSERT_FALSE(pipeline);
+  const std::string text = pipeline.error().to_string();
+  EXPECT_NE(text.find("2:10: error: [backend] --device cuda: "), std::string::npos) << text;
+  EXPECT_TRUE(text.find("CUDA is not usable") != std::string::npos ||
+              text.find("no CUDA backend plugin") != std::string::npos)
+      << text;
 }
 
 }  // namespace
