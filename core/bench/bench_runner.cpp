@@ -13,6 +13,7 @@
 
 #include "bench/memory_bandwidth.hpp"
 #include "engine/engine_builder.hpp"
+#include "gpu/device_usage.hpp"
 #include "synth/synthetic_model.hpp"
 
 namespace lpx::core::bench {
@@ -138,6 +139,9 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   }
   auto backend = default_instance(registry, config.backend, config.backend_options);
   if (!backend) return unexpected(backend.error());
+  const auto& capabilities = backend->library->description().capabilities;
+  report.on_device = std::find(capabilities.begin(), capabilities.end(), "device-models") !=
+                     capabilities.end();
   inputs.backend = backend->instance;
   auto greedy = default_instance(registry, "greedy");
   if (!greedy) return unexpected(greedy.error());
@@ -221,11 +225,24 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   report.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   report.read_bandwidth_gbs = read_bandwidth_gbs(config.bandwidth_threads);
   report.copy_bandwidth_gbs = copy_bandwidth_gbs(config.bandwidth_threads);
+  double roofline_gbs = report.read_bandwidth_gbs;
+  if (report.on_device) {
+    auto gpu_option = config.backend_options.find("gpu");
+    const int ordinal = gpu_option == config.backend_options.end()
+                            ? 0
+                            : static_cast<int>(std::get<std::int64_t>(gpu_option->second));
+    auto device = gpu::measure_device_usage(ordinal);
+    if (!device) return unexpected("measuring the GPU's bandwidth: " + device.error());
+    report.device_name = device->name;
+    report.device_bandwidth_gbs = device->copy_bandwidth_gbs;
+    report.device_memory_used_bytes = device->used_bytes;
+    roofline_gbs = device->copy_bandwidth_gbs;
+  }
   for (BenchResult& r : report.results) {
     if (r.test.rfind("tg", 0) != 0) continue;
     // One step streams the weights once for all `batch` sequences.
     r.roofline_percent = 100.0 * static_cast<double>(report.weight_bytes) * (r.tokens_per_s / r.batch) /
-                         (report.read_bandwidth_gbs * 1e9);
+                         (roofline_gbs * 1e9);
   }
   return report;
 }
@@ -240,7 +257,17 @@ std::string report_markdown(const BenchReport& r) {
                 r.backend.c_str(), r.read_bandwidth_gbs, r.copy_bandwidth_gbs,
                 static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   out += line;
-  out += "| test | batch | tokens/s | TTFT ms | ITL p50 ms | ITL p99 ms | % of read roofline |\n";
+  if (r.on_device) {
+    std::snprintf(line, sizeof line,
+                  "device: %s; copy bandwidth %.0f GB/s (the roofline below); device memory in "
+                  "use %.0f MiB\n\n",
+                  r.device_name.c_str(), r.device_bandwidth_gbs,
+                  static_cast<double>(r.device_memory_used_bytes) / (1 << 20));
+    out += line;
+  }
+  out += r.on_device
+             ? "| test | batch | tokens/s | TTFT ms | ITL p50 ms | ITL p99 ms | % of GPU roofline |\n"
+             : "| test | batch | tokens/s | TTFT ms | ITL p50 ms | ITL p99 ms | % of read roofline |\n";
   out += "|---|---:|---:|---:|---:|---:|---:|\n";
   for (const BenchResult& x : r.results) {
     const bool tg = x.test.rfind("tg", 0) == 0;
@@ -269,6 +296,11 @@ std::string report_json(const BenchReport& r) {
                           {"read_bandwidth_gbs", r.read_bandwidth_gbs},
                           {"copy_bandwidth_gbs", r.copy_bandwidth_gbs},
                           {"peak_rss_bytes", r.peak_rss_bytes}};
+    if (r.on_device) {
+      o["device"] = r.device_name;
+      o["device_bandwidth_gbs"] = r.device_bandwidth_gbs;
+      o["device_memory_used_bytes"] = r.device_memory_used_bytes;
+    }
     if (x.test.rfind("tg", 0) == 0) {
       o["itl_p50_ms"] = x.itl_p50_ms;
       o["itl_p99_ms"] = x.itl_p99_ms;

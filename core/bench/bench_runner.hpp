@@ -42,6 +42,12 @@ struct BenchReport {
   std::uint64_t weight_bytes = 0;  // streamed per decode step
   double read_bandwidth_gbs = 0, copy_bandwidth_gbs = 0;
   std::uint64_t peak_rss_bytes = 0;
+  // GPU backends (plugins with the "device-models" capability): the roofline is the device's
+  // measured copy bandwidth, and the device memory in use after the runs is reported.
+  bool on_device = false;
+  std::string device_name;
+  double device_bandwidth_gbs = 0;
+  std::uint64_t device_memory_used_bytes = 0;
   std::vector<BenchResult> results;
 };
 
