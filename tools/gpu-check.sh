@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The one-call GPU check: build for sm_90, run every GPU test, then the GPU benchmark, and
+# print a short table (tokens/s, ms/token, % of the measured bandwidth roofline). Full logs
+# and JSON go to $OUT when set (the device tool's folder), else build-gpu/check/. Sized to
+# finish in under 8 minutes on one H200.
+#
+#   tools/gpu-check.sh              configure and build here (needs tools/setup.sh's packages)
+#   tools/gpu-check.sh --prebuilt   use the build carried in .gpu-bundle/ (tools/gpu-bundle.sh
+#                                   makes it on a machine with the packages; docs/cuda.md)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${OUT:-$root/build-gpu/check}
+mkdir -p "$out"
+started=$SECONDS
+say() { printf '== %s (%ds)\n' "$*" $((SECONDS - started)) | tee -a "$out/summary.txt"; }
+
+if [[ ${1:-} == --prebuilt ]]; then
+  bundle=$root/.gpu-bundle
+  [[ -x $bundle/build/bin/lpx-pipeline ]] || { echo "error: no $bundle (run tools/gpu-bundle.sh)" >&2; exit 1; }
+  # The build's absolute paths (plugins, sources, ../shared) must resolve as where it was made.
+  made_in=$(cat "$bundle/source-dir")
+  if [[ $made_in != "$root" ]]; then
+    mkdir -p "$(dirname "$made_in")"
+    ln -sfn "$root" "$made_in"
+    [[ -d $bundle/shared ]] && ln -sfn "$bundle/shared" "$(dirname "$made_in")/shared"
+  fi
+  ln -sfn "$bundle/build" "$root/build-gpu"
+  export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  [[ -f $bundle/models/SmolLM2-135M-Instruct.Q4_1.gguf ]] && mkdir -p models &&
+    ln -sfn "$bundle/models/SmolLM2-135M-Instruct.Q4_1.gguf" models/SmolLM2-135M-Instruct.Q4_1.gguf
+else
+  say "configure + build (sm_90)"
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLPX_CUDA=ON \
+    -DLPX_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+  cmake --build build-gpu --parallel "$(nproc)" --target lpx-pipeline cuda_kernel_tests \
+    cuda_engine_tests >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+fi
+bin=$root/build-gpu/bin/lpx-pipeline
+
+say "GPU"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee -a "$out/summary.txt"
+"$bin" doctor >"$out/doctor.txt" 2>&1
+grep -iE "driver|runtime|bandwidth|kernel image|usable" "$out/doctor.txt" | tee -a "$out/summary.txt"
+
+failed=0
+for t in cuda_kernel_tests cuda_engine_tests; do
+  say "$t"
+  timeout 240 "$root/build-gpu/tests/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
+  rc=$?
+  grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[ .* \] max|tests ran|Failure|error" "$out/$t.log" | head -40 | tee -a "$out/summary.txt"
+  ((rc == 0)) || { failed=1; echo "$t: exit $rc" | tee -a "$out/summary.txt"; }
+done
+
+# Batch-1 decode and aggregate throughput; synthetic bf16 models of the real shapes.
+bench() {  # NAME MODEL
+  say "bench $1"
+  timeout 150 "$bin" --log-level warn bench --device cuda --model "$2" -p 512 -n 128 \
+    --batch 1,8,32,64 --reps 3 --json >"$out/bench-$1.json" 2>"$out/bench-$1.err" ||
+    { failed=1; tail -5 "$out/bench-$1.err" | tee -a "$out/summary.txt"; }
+}
+bench smollm2-q4_1 models/SmolLM2-135M-Instruct.Q4_1.gguf
+bench qwen2.5-0.5b-bf16 synth:qwen2.5-0.5b:BF16
+bench llama-3.2-1b-bf16 synth:llama-3.2-1b:BF16
+
+say "table"
+python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+print("| model | test | batch | tokens/s | ms/token | % of roofline |")
+print("|---|---|---:|---:|---:|---:|")
+for f in sorted(out.glob("bench-*.json")):
+    try:
+        rows = json.loads(f.read_text())
+    except ValueError:
+        print(f"| {f.stem[6:]} | (no result) | | | | |")
+        continue
+    for r in rows:
+        tps = r["tokens_per_s"]
+        per_token = 1000.0 * r.get("batch", 1) / tps if r["test"].startswith("tg") and tps else float("nan")
+        roof = r.get("roofline_percent") or float("nan")
+        print(f"| {f.stem[6:]} | {r['test']} | {r.get('batch', 1)} | {tps:.0f} | {per_token:.3f} | {roof:.0f} |")
+PY
+say "done, exit $failed"
+exit $failed
