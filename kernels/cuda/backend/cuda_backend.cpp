@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cuda/launch.hpp"
+#include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "host_ops.hpp"
 #include "llama_device_model.hpp"
@@ -40,6 +41,7 @@ class CudaBackend final : public lpx::DeviceBackend {
 
   std::unique_ptr<lpx::DeviceModel> load_model(const lpx_llama_model_desc& desc,
                                                lpx_device_model_info& info) override {
+    check_fits(cb::LlamaDeviceModel::plan_memory(desc), desc);
     auto model = std::make_unique<cb::LlamaDeviceModel>(device_, desc, use_graphs_);
     model->describe(info);
     return model;
@@ -67,6 +69,24 @@ class CudaBackend final : public lpx::DeviceBackend {
   void attention(const lpx_attention_args& args) override { ops().attention(args); }
 
  private:
+  // Refuses, with the numbers, a model that cannot fit in the GPU's free memory.
+  void check_fits(const cb::LlamaDeviceModel::MemoryPlan& plan,
+                  const lpx_llama_model_desc& desc) const {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    cb::check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    if (plan.total() <= free) return;
+    auto mib = [](std::size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; };
+    throw lpx::Error(
+        LPX_ERR_OUT_OF_MEMORY,
+        "the model needs about " + mib(plan.total()) + " on " + device_.describe() +
+            " (weights " + mib(plan.weights) + ", KV cache " + mib(plan.kv_cache) + " for " +
+            std::to_string(std::size_t{desc.kv_blocks} * desc.kv_block_size) + " tokens, workspace " +
+            mib(plan.workspace) + ") but " + mib(free) +
+            " are free; lower kv_cache_tokens, context_size or max_sequences, or use a smaller "
+            "model");
+  }
+
   cb::HostOps& ops() {
     if (!ops_) ops_ = std::make_unique<cb::HostOps>();
     return *ops_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <lpx/cpp/status.hpp>
 
@@ -21,6 +22,44 @@ constexpr int kInputArrays = 5;       // tokens, positions, slots, row_sequence,
 }
 
 }  // namespace
+
+LlamaDeviceModel::MemoryPlan LlamaDeviceModel::plan_memory(const lpx_llama_model_desc& d) {
+  MemoryPlan plan;
+  std::vector<const void*> seen;  // a tied head shares the embedding's bytes
+  auto add = [&](const lpx_tensor_view* t) {
+    if (t == nullptr || std::find(seen.begin(), seen.end(), t->data) != seen.end()) return;
+    seen.push_back(t->data);
+    plan.weights += static_cast<std::size_t>(t->size_bytes) + 256;
+  };
+  add(d.token_embd);
+  add(d.output_norm);
+  add(d.output);
+  std::int64_t max_columns = 0;
+  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
+    const lpx_llama_layer& l = d.layers[i];
+    for (const lpx_tensor_view* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.ffn_gate,
+                                     l.ffn_up, l.ffn_down}) {
+      add(t);
+      if (t != nullptr) max_columns = std::max(max_columns, t->dims[0]);
+    }
+  }
+  const std::size_t kv_width = std::size_t{d.n_head_kv} * d.head_dim;
+  plan.kv_cache = std::size_t{d.kv_blocks + 1} * d.kv_block_size * kv_width * 2 * sizeof(std::uint16_t) *
+                  d.n_layer;
+  const std::size_t rows = std::max(d.max_rows, d.max_sequences);
+  const std::size_t q_width = std::size_t{d.n_head} * d.head_dim;
+  const std::size_t per_row = 3 * d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
+  plan.workspace = rows * per_row * sizeof(float) +
+                   std::size_t{d.max_sequences} * (2 * d.n_embd + d.n_vocab) * sizeof(float) +
+                   k::attention_partial_floats(static_cast<int>(std::min<std::size_t>(rows, kAttentionRows)),
+                                               static_cast<int>(d.n_head), static_cast<int>(d.head_dim),
+                                               static_cast<int>(d.max_context), kSplitPositions) *
+                       sizeof(float);
+  if (static_cast<int>(rows) > DeviceMatmul::kGemvRows) {  // the cuBLAS path's scratch
+    plan.workspace += rows * static_cast<std::size_t>(max_columns) * 2 + (std::size_t{96} << 20);
+  }
+  return plan;
+}
 
 LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc,
                                    bool use_graphs)

@@ -33,6 +33,14 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc, bool use_graphs);
   ~LlamaDeviceModel() override;
 
+  // Device memory a model of `desc` takes, by part, computed before anything is allocated so
+  // that a model that cannot fit is refused with the numbers (weights, KV cache, workspace).
+  struct MemoryPlan {
+    std::size_t weights = 0, kv_cache = 0, workspace = 0;
+    std::size_t total() const noexcept { return weights + kv_cache + workspace; }
+  };
+  static MemoryPlan plan_memory(const lpx_llama_model_desc& desc);
+
   void forward(const lpx_forward_args& args) override;
   void describe(lpx_device_model_info& info) const;
 
