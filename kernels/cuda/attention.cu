@@ -24,6 +24,7 @@
 // The grid depends only on n_rows, n_kv_heads, n_heads, max_positions and split_positions, never
 // on device data, so a captured graph replays correctly for any positions and block tables.
 #include "cuda/launch.hpp"
+#include "cuda/attention_generic.cuh"
 #include "cuda/device_math.cuh"
 
 #include <cmath>
@@ -302,7 +303,13 @@ void attention(const AttentionArgs& a, cudaStream_t stream) {
     case 96: launch_attention<96>(a, chunks, stream); break;
     case 128: launch_attention<128>(a, chunks, stream); break;
     case 256: launch_attention<256>(a, chunks, stream); break;
-    default: detail::report_invalid_arguments(stream); break;
+    default:
+      if (detail::attention_any_head_dim_supports(a.head_dim)) {
+        detail::attention_any_head_dim(a, stream);  // tiny models: correct, not fast
+      } else {
+        detail::report_invalid_arguments(stream);
+      }
+      break;
   }
 }
 

@@ -506,6 +506,9 @@ const AttentionCase kAttentionCases[] = {
     {"mha4_d256", 4, 4, 256, 8, 256, 600, {{599, 300}, {7}}},
     // Rows past max_positions: the last chunk takes the rest.
     {"past_max_positions", 6, 2, 64, 16, 64, 128, {{300, 301}, {127}}},
+    // Head sizes without a flash-decoding instantiation: the generic kernel (tiny models).
+    {"generic_d4", 2, 2, 4, 16, 256, 64, {{40, 41, 42}, {0}}},
+    {"generic_gqa4x2_d72", 4, 2, 72, 16, 256, 128, {{100}, {15, 16}}},
 };
 
 TEST(CudaAttention, MatchesReferenceAndExactSoftmax) {
@@ -551,7 +554,7 @@ TEST(CudaAttention, RejectsAnUnsupportedHeadDimThroughTheLaunchError) {
   std::mt19937 rng(19);
   PagedAttention attention_case(kAttentionCases[0], rng);
   AttentionArgs args = attention_case.args();
-  args.head_dim = 72;
+  args.head_dim = 2000;  // beyond even the generic kernel's 1024
   ASSERT_TRUE(finished());
   attention(args, nullptr);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);

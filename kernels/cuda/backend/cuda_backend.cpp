@@ -1,7 +1,7 @@
 // cuda: the GPU backend. The engine hands it the whole model (ABI 1.4 model_load): weights,
 // the paged KV cache and every activation stay in device memory, and each engine step is one
 // model_forward: a CUDA graph per decode batch size, quantized GEMV kernels for decode,
-// cuBLAS for prefill, flash-decoding attention over the paged cache, and only the logits (or
+// cuBLAS SGEMM for prefill, flash-decoding attention over the paged cache, and only the logits (or
 // the greedy token ids) crossing back. See kernels/cuda/launch.hpp for the kernels and
 // docs/cuda.md for the design and its numbers.
 //
@@ -9,8 +9,8 @@
 // usable: there is no silent CPU fallback.
 //
 // Arithmetic: the f32-activation contract of lpx/kinds/quant_backend.h (weights dequantized
-// exactly, f32 activations and accumulation; f16 KV cache), up to summation order; prefill
-// through cuBLAS rounds activations to f16.
+// exactly, f32 activations and accumulation; f16 KV cache), up to summation order, in decode
+// (GEMV) and prefill (dequantize to f32 + cuBLAS SGEMM) alike.
 #include <lpx/cpp/plugin.hpp>
 
 #include <memory>
@@ -41,6 +41,9 @@ class CudaBackend final : public lpx::DeviceBackend {
 
   std::unique_ptr<lpx::DeviceModel> load_model(const lpx_llama_model_desc& desc,
                                                lpx_device_model_info& info) override {
+    // The engine may call from another thread than the one that opened the device.
+    cb::check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
+    cb::LlamaDeviceModel::check_supported(desc);
     check_fits(cb::LlamaDeviceModel::plan_memory(desc), desc);
     auto model = std::make_unique<cb::LlamaDeviceModel>(device_, desc, use_graphs_);
     model->describe(info);
@@ -88,6 +91,7 @@ class CudaBackend final : public lpx::DeviceBackend {
   }
 
   cb::HostOps& ops() {
+    cb::check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
     if (!ops_) ops_ = std::make_unique<cb::HostOps>();
     return *ops_;
   }

@@ -1,6 +1,8 @@
 #include "device_matmul.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <vector>
 
 #include <lpx/kinds/tensor.h>
 
@@ -11,24 +13,42 @@ namespace {
 
 namespace k = kernels::cuda;
 
-// Dequantized weight chunks stay under 64 MiB of f16.
-constexpr std::int64_t kChunkElements = std::int64_t{32} << 20;
+// Dequantized weight chunks stay under 64 MiB of f32.
+constexpr std::int64_t kChunkElements = std::int64_t{16} << 20;
 constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
+// Rows per chunk: a multiple of 64 (aligned output columns for cuBLAS), at least 64.
+std::int64_t chunk_rows_for(std::int64_t max_columns, std::int64_t max_weight_rows) {
+  const std::int64_t rows = kChunkElements / std::max<std::int64_t>(max_columns, 1) / 64 * 64;
+  return std::clamp<std::int64_t>(rows, 64, std::max<std::int64_t>(max_weight_rows, 64));
+}
 
 }  // namespace
 
+std::size_t DeviceMatmul::planned_bytes(int max_rows, std::int64_t max_columns,
+                                        std::int64_t max_weight_rows) {
+  if (max_rows <= kGemvRows) return 0;
+  return static_cast<std::size_t>(chunk_rows_for(max_columns, max_weight_rows) * max_columns) *
+             sizeof(float) +
+         static_cast<std::size_t>(max_weight_rows) * sizeof(std::int32_t) + kCublasWorkspaceBytes;
+}
+
 DeviceMatmul::DeviceMatmul(cudaStream_t stream, int max_rows, std::int64_t max_columns,
                            std::int64_t max_weight_rows)
-    : stream_(stream),
-      chunk_rows_(std::clamp<std::int64_t>(kChunkElements / std::max<std::int64_t>(max_columns, 1),
-                                           256, std::max<std::int64_t>(max_weight_rows, 256))) {
+    : stream_(stream), chunk_rows_(chunk_rows_for(max_columns, max_weight_rows)) {
   check_cublas(cublasCreate(&cublas_), "cublasCreate");
   check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
+  // Exact f32 products (no TF32): the contract is f32 arithmetic.
+  check_cublas(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   if (max_rows > kGemvRows) {
-    x16_ = DeviceArray<__half>(static_cast<std::size_t>(max_rows) * max_columns,
-                               "prefill activations (f16)");
-    w16_ = DeviceArray<__half>(static_cast<std::size_t>(chunk_rows_) * max_columns,
-                               "dequantized weight chunk (f16)");
+    w32_ = DeviceArray<float>(static_cast<std::size_t>(chunk_rows_) * max_columns,
+                              "dequantized weight chunk (f32)");
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(max_weight_rows));
+    std::iota(ids.begin(), ids.end(), 0);
+    row_ids_ = DeviceArray<std::int32_t>(ids.size(), "weight row ids");
+    check_cuda(cudaMemcpy(row_ids_.get(), ids.data(), ids.size() * sizeof(std::int32_t),
+                          cudaMemcpyHostToDevice),
+               "uploading weight row ids");
     cublas_workspace_ = DeviceArray<std::uint8_t>(kCublasWorkspaceBytes, "cuBLAS workspace");
     check_cublas(cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_.bytes()),
                  "cublasSetWorkspace");
@@ -59,28 +79,18 @@ void DeviceMatmul::run_cublas(const k::DeviceWeight& w, const float* x, float* y
   const float zero = 0.0f;
   const auto columns = static_cast<int>(w.columns);
   const auto ldc = static_cast<int>(w.rows);
-  if (w.type == LPX_TENSOR_F32) {
-    check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, ldc, rows, columns, &one, w.data,
-                              CUDA_R_32F, columns, x, CUDA_R_32F, columns, &zero, y, CUDA_R_32F,
-                              ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx (f32)");
-    return;
-  }
-  k::f32_to_f16(x, x16_.get(), static_cast<std::size_t>(rows) * columns, stream_);
   for (std::int64_t begin = 0; begin < w.rows; begin += chunk_rows_) {
     const std::int64_t count = std::min(chunk_rows_, w.rows - begin);
-    const __half* a = nullptr;
-    if (w.type == LPX_TENSOR_F16) {
-      a = static_cast<const __half*>(w.data) + begin * w.columns;  // already f16: no copy
+    const float* a = nullptr;
+    if (w.type == LPX_TENSOR_F32) {
+      a = static_cast<const float*>(w.data) + begin * w.columns;  // already f32: no copy
     } else {
-      k::dequantize_rows_f16(w, begin, count, w16_.get(), stream_);
-      a = w16_.get();
+      k::embed_rows(w, row_ids_.get() + begin, static_cast<int>(count), w32_.get(), stream_);
+      a = w32_.get();
     }
-    check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(count), rows,
-                              columns, &one, a, CUDA_R_16F, columns, x16_.get(), CUDA_R_16F,
-                              columns, &zero, y + begin, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx (f16)");
+    check_cublas(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(count), rows,
+                             columns, &one, a, columns, x, columns, &zero, y + begin, ldc),
+                 "cublasSgemm");
   }
 }
 

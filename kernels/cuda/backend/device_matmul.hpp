@@ -1,16 +1,15 @@
 // y = W x on the GPU for any number of activation rows. Decode-sized batches go to the GEMV
 // kernels, which read each weight block once per 8 rows straight from its quantized layout
-// (memory-bound: bytes of weights / bandwidth). Larger batches (prefill) dequantize W to f16
-// in chunks of rows and call cuBLAS with f32 accumulation: there the arithmetic dominates and
-// tensor cores win. The cuBLAS path rounds activations to f16 (F32 weights excepted), which
-// the greedy-equality tests' margin rule allows for.
+// (memory-bound: bytes of weights / bandwidth). Larger batches (prefill) dequantize W exactly
+// to f32 in chunks of rows and call cuBLAS SGEMM: the f32-activation contract kept (no f16
+// rounding of activations, which large models' outlier activations would overflow), at the
+// price of f32 rather than tensor-core f16 throughput, ample for prefill of small models.
 //
 // Threading: one stream, one engine thread. run() does not allocate; it may be captured in a
 // CUDA graph (cuBLAS has its own workspace set).
 #pragma once
 
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -37,8 +36,11 @@ class DeviceMatmul {
   void run(const kernels::cuda::DeviceWeight& w, const float* x, float* y, int rows);
 
   std::size_t workspace_bytes() const noexcept {
-    return x16_.bytes() + w16_.bytes() + cublas_workspace_.bytes();
+    return w32_.bytes() + row_ids_.bytes() + cublas_workspace_.bytes();
   }
+  // Bytes the constructor allocates for these limits (for the memory plan).
+  static std::size_t planned_bytes(int max_rows, std::int64_t max_columns,
+                                   std::int64_t max_weight_rows);
 
  private:
   void run_cublas(const kernels::cuda::DeviceWeight& w, const float* x, float* y, int rows);
@@ -46,8 +48,8 @@ class DeviceMatmul {
   cudaStream_t stream_;
   cublasHandle_t cublas_ = nullptr;
   std::int64_t chunk_rows_;            // weight rows dequantized per cuBLAS call
-  DeviceArray<__half> x16_;            // activations in f16
-  DeviceArray<__half> w16_;            // one chunk of dequantized weight rows
+  DeviceArray<float> w32_;             // one chunk of dequantized weight rows
+  DeviceArray<std::int32_t> row_ids_;  // 0, 1, 2...: embed_rows dequantizes rows by id
   DeviceArray<std::uint8_t> cublas_workspace_;
 };
 

@@ -80,4 +80,22 @@ class PinnedArray {
   std::size_t count_ = 0;
 };
 
+// An owned non-blocking stream.
+class CudaStream {
+ public:
+  CudaStream() {
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  ~CudaStream() {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
 }  // namespace lpx::cuda_backend

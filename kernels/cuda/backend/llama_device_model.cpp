@@ -55,10 +55,39 @@ LlamaDeviceModel::MemoryPlan LlamaDeviceModel::plan_memory(const lpx_llama_model
                                                static_cast<int>(d.n_head), static_cast<int>(d.head_dim),
                                                static_cast<int>(d.max_context), kSplitPositions) *
                        sizeof(float);
-  if (static_cast<int>(rows) > DeviceMatmul::kGemvRows) {  // the cuBLAS path's scratch
-    plan.workspace += rows * static_cast<std::size_t>(max_columns) * 2 + (std::size_t{96} << 20);
+  std::int64_t max_weight_rows = d.n_vocab;
+  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
+    for (const lpx_tensor_view* t : {d.layers[i].ffn_gate, d.layers[i].ffn_down, d.layers[i].wq}) {
+      if (t != nullptr && t->n_dims > 1) max_weight_rows = std::max(max_weight_rows, t->dims[1]);
+    }
   }
+  plan.workspace += DeviceMatmul::planned_bytes(static_cast<int>(rows), max_columns,
+                                                max_weight_rows) +
+                    (std::size_t{64} << 20);  // inputs, cuBLAS's own state, graphs: headroom
   return plan;
+}
+
+void LlamaDeviceModel::check_supported(const lpx_llama_model_desc& d) {
+  auto unsupported = [](const std::string& why) {
+    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda backend cannot run this model: " + why);
+  };
+  if (d.n_head == 0 || d.n_head_kv == 0 || d.n_head % d.n_head_kv != 0) {
+    unsupported(std::to_string(d.n_head) + " query heads over " + std::to_string(d.n_head_kv) +
+                " KV heads");
+  }
+  if (d.head_dim == 0 || d.head_dim > 1024) {
+    unsupported("head size " + std::to_string(d.head_dim) + " (at most 1024)");
+  }
+  if (d.rope.mode != LPX_ROPE_NORMAL && d.rope.mode != LPX_ROPE_NEOX) {
+    unsupported("rope mode " + std::to_string(d.rope.mode));
+  }
+  if (d.rope.n_rot % 2 != 0 || d.rope.n_rot > d.head_dim) {
+    unsupported("rope over " + std::to_string(d.rope.n_rot) + " of " +
+                std::to_string(d.head_dim) + " dims");
+  }
+  if (d.max_sequences == 0 || d.max_rows == 0 || d.kv_block_size == 0 || d.max_context == 0) {
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: zero-sized limits");
+  }
 }
 
 LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc,
@@ -75,6 +104,7 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
       sink_slot_(static_cast<int>(desc.kv_blocks * desc.kv_block_size)),
       use_graphs_(use_graphs),
       weights_(desc),
+      stream_(stream_owner_.get()),
       pool_elements_(std::size_t{desc.kv_blocks + 1} * desc.kv_block_size * kv_width_),
       max_rows_(static_cast<int>(std::max(desc.max_rows, desc.max_sequences))),
       max_sequences_(static_cast<int>(desc.max_sequences)),
@@ -82,12 +112,6 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
   shape_.layers = nullptr;  // only the numbers are kept
   shape_.token_embd = shape_.output_norm = shape_.output = nullptr;
   shape_.rope.freq_factors = nullptr;
-  if (desc.max_sequences == 0 || desc.max_rows == 0 || desc.kv_block_size == 0 ||
-      desc.max_context == 0) {
-    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: zero-sized limits");
-  }
-  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-
   kv_ = DeviceArray<std::uint16_t>(pool_elements_ * 2 * desc.n_layer, "the KV cache");
   check_cuda(cudaMemset(kv_.get(), 0, kv_.bytes()), "clearing the KV cache");
   matmul_ = std::make_unique<DeviceMatmul>(stream_, max_rows_, weights_.max_columns(),
@@ -138,11 +162,9 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
 
 LlamaDeviceModel::~LlamaDeviceModel() {
   cudaSetDevice(device_.index);
+  cudaStreamSynchronize(stream_);
   for (auto& [bucket, graph] : graphs_) cudaGraphExecDestroy(graph);
-  if (stream_ != nullptr) {
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
-  }
+  // Members go in reverse order: buffers and cuBLAS first, the stream after them.
 }
 
 void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
@@ -319,8 +341,16 @@ void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer&
                   shape_.rms_norm_eps, stream_);
   matmul_->run(layer.ffn_gate, norm_.get(), gate_.get(), s.rows);
   matmul_->run(layer.ffn_up, norm_.get(), up_.get(), s.rows);
-  k::swiglu(gate_.get(), up_.get(), gate_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
-            stream_);
+  if (shape_.n_ff % 8 == 0) {
+    k::swiglu(gate_.get(), up_.get(), gate_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
+              stream_);
+  } else {  // the kernel, like the reference, treats a call's last n % 8 elements apart
+    for (int r = 0; r < s.rows; ++r) {
+      const std::size_t offset = static_cast<std::size_t>(r) * shape_.n_ff;
+      k::swiglu(gate_.get() + offset, up_.get() + offset, gate_.get() + offset, shape_.n_ff,
+                stream_);
+    }
+  }
   matmul_->run(layer.ffn_down, gate_.get(), proj_.get(), s.rows);
 }
 
@@ -371,13 +401,19 @@ void LlamaDeviceModel::forward(const lpx_forward_args& a) {
   check_args(a);
   const int bucket = decode_bucket(a);
   const StepShape shape = stage_inputs(a, bucket);
-  upload_inputs(a, shape);
-  if (bucket > 0) {
-    run_graph(shape);
-  } else {
-    enqueue_step(shape);
+  try {
+    upload_inputs(a, shape);
+    if (bucket > 0) {
+      run_graph(shape);
+    } else {
+      enqueue_step(shape);
+    }
+    check_cuda(cudaGetLastError(), "launching the step's kernels");
+  } catch (...) {
+    // Let what was enqueued finish before the pinned inputs are written again.
+    cudaStreamSynchronize(stream_);
+    throw;
   }
-  check_cuda(cudaGetLastError(), "launching the step's kernels");
   if (a.n_outputs > 0 && a.argmax != nullptr) {
     check_cuda(cudaMemcpyAsync(host_argmax_.get(), argmax_.get(),
                                a.n_outputs * sizeof(std::int32_t), cudaMemcpyDeviceToHost,

@@ -40,6 +40,8 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
     std::size_t total() const noexcept { return weights + kv_cache + workspace; }
   };
   static MemoryPlan plan_memory(const lpx_llama_model_desc& desc);
+  // Throws lpx::Error(LPX_ERR_UNSUPPORTED) for a shape these kernels cannot run.
+  static void check_supported(const lpx_llama_model_desc& desc);
 
   void forward(const lpx_forward_args& args) override;
   void describe(lpx_device_model_info& info) const;
@@ -68,9 +70,10 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   float rope_freq_base_, rope_freq_scale_;
   int q_width_, kv_width_, table_stride_, sink_slot_;
   bool use_graphs_;
-  cudaStream_t stream_ = nullptr;
 
   DeviceWeights weights_;
+  CudaStream stream_owner_;  // before everything that enqueues on it: destroyed after them
+  cudaStream_t stream_;
   DeviceArray<std::uint16_t> kv_;  // per layer: K pool then V pool, each (kv_blocks + 1) blocks
   std::size_t pool_elements_;      // f16 values per pool
   std::unique_ptr<DeviceMatmul> matmul_;
