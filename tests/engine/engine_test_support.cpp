@@ -15,7 +15,10 @@ std::filesystem::path tiny_llama_path() {
 }
 
 TestHost::TestHost()
-    : services_(metrics_), registry_({std::filesystem::path(LPX_BUILTIN_PLUGIN_DIR)}, services_) {}
+    : services_(metrics_),
+      registry_({std::filesystem::path(LPX_BUILTIN_PLUGIN_DIR),
+                 std::filesystem::path(LPX_TEST_GOOD_PLUGIN_DIR)},  // test-device
+                services_) {}
 
 std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& model,
                                                const std::string& backend,

@@ -1,0 +1,138 @@
+// The engine's device path (ABI 1.4: model_load / model_forward, DeviceForward) without a
+// GPU, through the test-device backend (tests/test_plugins/test_device_backend.cpp): its model
+// reads each sequence's history back through the block tables the engine sends and predicts
+// next = (sum of the history + 1) mod n_vocab, so any wrong table, position or row mapping
+// changes the tokens. Plain greedy requests take the device-argmax path (only ids cross);
+// other sampler chains get the logits.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine_test_support.hpp"
+
+namespace lpx::test {
+namespace {
+
+constexpr std::int64_t kVocab = 32000;  // the tiny llama's
+
+std::vector<std::int32_t> expected_tokens(const std::vector<std::int32_t>& prompt, std::size_t n) {
+  std::int64_t sum = 0;
+  for (std::int32_t t : prompt) sum += t;
+  std::vector<std::int32_t> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto next = static_cast<std::int32_t>((sum + 1) % kVocab);
+    out.push_back(next);
+    sum += next;
+  }
+  return out;
+}
+
+std::vector<std::int32_t> prompt_of(std::size_t length, std::int32_t seed) {
+  std::vector<std::int32_t> p;
+  for (std::size_t i = 0; i < length; ++i) p.push_back(static_cast<std::int32_t>(100 + (seed * 7919 + i * 31) % 900));
+  return p;
+}
+
+class DeviceForwardEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(tiny_llama_path())) GTEST_SKIP() << tiny_llama_path() << " missing";
+  }
+  Generation run(core::Engine& engine, const std::vector<std::int32_t>& prompt,
+                 std::uint32_t max_tokens) {
+    lpx_request request{};
+    request.prompt_tokens = prompt.data();
+    request.prompt_token_count = prompt.size();
+    request.max_tokens = max_tokens;
+    return generate(engine, request);
+  }
+  TestHost host_;
+};
+
+TEST_F(DeviceForwardEngine, GreedyTokensComeFromTheDeviceThroughTheBlockTables) {
+  core::EngineConfig config;
+  config.context_size = 256;
+  config.block_size = 16;
+  auto engine = host_.engine(tiny_llama_path(), "test-device", {"greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  // 40 prompt tokens + 30 generated: several blocks per sequence.
+  const auto prompt = prompt_of(40, 1);
+  const auto expected = expected_tokens(prompt, 30);
+  ASSERT_TRUE(std::none_of(expected.begin(), expected.end(), [](std::int32_t t) { return t < 3; }))
+      << "pick another prompt: an expected token is a special one";
+  const Generation g = run(*engine, prompt, 30);
+  ASSERT_TRUE(g.error.empty()) << g.error;
+  EXPECT_EQ(g.tokens, expected);
+}
+
+TEST_F(DeviceForwardEngine, OtherSamplerChainsGetTheLogits) {
+  core::EngineConfig config;
+  config.context_size = 256;
+  auto engine = host_.engine(tiny_llama_path(), "test-device", {"top-k", "greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  const auto prompt = prompt_of(7, 2);
+  const Generation g = run(*engine, prompt, 20);
+  ASSERT_TRUE(g.error.empty()) << g.error;
+  EXPECT_EQ(g.tokens, expected_tokens(prompt, 20));
+}
+
+// Eight requests on three slots with chunked prefill: sequences join and leave, share the
+// pool, and each still reads back exactly its own history; every block is returned.
+TEST_F(DeviceForwardEngine, SequencesJoiningAndLeavingKeepTheirOwnCache) {
+  core::EngineConfig config;
+  config.context_size = 256;
+  config.max_sequences = 3;
+  config.kv_cache_tokens = 3 * 256;
+  config.batch_tokens = 48;  // long prompts are prefilled in chunks beside decoding rows
+  auto engine = host_.engine(tiny_llama_path(), "test-device", {"greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  std::vector<std::vector<std::int32_t>> prompts;
+  std::vector<std::uint32_t> lengths = {5, 120, 17, 64, 1, 90, 33, 8};
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    prompts.push_back(prompt_of(lengths[i], static_cast<std::int32_t>(10 + i)));
+  }
+  std::vector<Generation> results(prompts.size());
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      results[i] = run(*engine, prompts[i], static_cast<std::uint32_t>(5 + 7 * (i % 4)));
+    });
+  }
+  for (auto& c : clients) c.join();
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    ASSERT_TRUE(results[i].error.empty()) << "request " << i << ": " << results[i].error;
+    const auto expected = expected_tokens(prompts[i], 5 + 7 * (i % 4));
+    // A special token ends a generation early; compare what was generated.
+    ASSERT_LE(results[i].tokens.size(), expected.size());
+    EXPECT_TRUE(std::equal(results[i].tokens.begin(), results[i].tokens.end(), expected.begin()))
+        << "request " << i;
+  }
+  lpx_engine_stats stats{};
+  engine->stats(stats);
+  EXPECT_EQ(stats.kv_blocks_used, 0u);
+  EXPECT_EQ(stats.running_requests, 0u);
+}
+
+// A step the device fails ends its requests with the backend's reason, frees their cache, and
+// the engine serves the next request.
+TEST_F(DeviceForwardEngine, AFailingStepEndsItsRequestsWithTheReason) {
+  core::EngineConfig config;
+  config.context_size = 128;
+  auto engine = host_.engine(tiny_llama_path(), "test-device", {"greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  auto poisoned = prompt_of(20, 3);
+  poisoned[7] = static_cast<std::int32_t>(kVocab - 1);
+  const Generation failed = run(*engine, poisoned, 4);
+  EXPECT_NE(failed.error.find("test-device: the failing token"), std::string::npos) << failed.error;
+  EXPECT_TRUE(failed.tokens.empty());
+  const auto prompt = prompt_of(9, 4);
+  const Generation next = run(*engine, prompt, 6);
+  ASSERT_TRUE(next.error.empty()) << next.error;
+  EXPECT_EQ(next.tokens, expected_tokens(prompt, 6));
+  lpx_engine_stats stats{};
+  engine->stats(stats);
+  EXPECT_EQ(stats.kv_blocks_used, 0u);
+}
+
+}  // namespace
+}  // namespace lpx::test

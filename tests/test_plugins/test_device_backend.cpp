@@ -1,0 +1,133 @@
+// test-device: a device backend (ABI 1.4 model_load / model_forward) with no device, so the
+// engine's device path — block tables, sequence rows, output rows, device-side greedy — runs
+// in CI without a GPU. Its "model" keeps one token per KV slot, written through the block
+// tables the engine sends, and predicts next = (sum of the sequence's tokens read back through
+// those tables, the current row's included, + 1) mod n_vocab. A wrong block table, position
+// or row mapping reads back a wrong history and changes the tokens; a broken invariant of
+// lpx_forward_args fails the step with the reason, and so does the token n_vocab - 1 (how the
+// tests make a step fail).
+#include <lpx/cpp/plugin.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void broken(const std::string& what) {
+  throw lpx::Error(LPX_ERR_INTERNAL, "test-device: " + what);
+}
+
+class SlotModel final : public lpx::DeviceModel {
+ public:
+  explicit SlotModel(const lpx_llama_model_desc& d)
+      : n_vocab_(d.n_vocab),
+        block_size_(d.kv_block_size),
+        kv_blocks_(d.kv_blocks),
+        max_rows_(d.max_rows),
+        max_sequences_(d.max_sequences),
+        max_context_(d.max_context),
+        slots_(std::size_t{d.kv_blocks} * d.kv_block_size, -1) {}
+
+  void forward(const lpx_forward_args& a) override {
+    if (a.n_rows == 0 || a.n_rows > max_rows_) broken("n_rows " + std::to_string(a.n_rows));
+    if (a.n_sequences == 0 || a.n_sequences > max_sequences_) broken("n_sequences");
+    if (a.n_outputs > max_sequences_) broken("more outputs than max_sequences");
+    if (a.sequence_rows[0] != 0 || a.sequence_rows[a.n_sequences] != a.n_rows) {
+      broken("sequence_rows do not cover the rows");
+    }
+    if ((a.logits == nullptr) == (a.argmax == nullptr)) broken("exactly one output kind expected");
+    for (std::uint32_t r = 0; r < a.n_rows; ++r) {  // the tests' way to make a step fail
+      if (a.tokens[r] == static_cast<std::int32_t>(n_vocab_) - 1) broken("the failing token");
+    }
+    std::vector<std::int64_t> history(a.n_rows);
+    for (std::uint32_t s = 0; s < a.n_sequences; ++s) {
+      const std::int32_t* table = a.block_tables + std::size_t{s} * a.block_table_stride;
+      for (std::uint32_t r = a.sequence_rows[s]; r < a.sequence_rows[s + 1]; ++r) {
+        const std::int32_t p = a.positions[r];
+        if (p < 0 || static_cast<std::uint32_t>(p) >= max_context_) broken("position " + std::to_string(p));
+        slot(table, p) = a.tokens[r];
+      }
+      for (std::uint32_t r = a.sequence_rows[s]; r < a.sequence_rows[s + 1]; ++r) {
+        std::int64_t sum = 0;
+        for (std::int32_t t = 0; t <= a.positions[r]; ++t) {
+          const std::int32_t token = slot(table, t);
+          if (token < 0) broken("position " + std::to_string(t) + " was never written");
+          sum += token;
+        }
+        history[r] = sum;
+      }
+    }
+    for (std::uint32_t o = 0; o < a.n_outputs; ++o) {
+      if (a.output_rows[o] >= a.n_rows || (o > 0 && a.output_rows[o] <= a.output_rows[o - 1])) {
+        broken("output_rows not ascending rows");
+      }
+      const auto next = static_cast<std::int32_t>((history[a.output_rows[o]] + 1) % n_vocab_);
+      if (a.argmax != nullptr) {
+        a.argmax[o] = next;
+      } else {
+        float* row = a.logits + std::size_t{o} * n_vocab_;
+        std::fill_n(row, n_vocab_, -1.0f);
+        row[next] = 1.0f;
+      }
+    }
+  }
+
+ private:
+  std::int32_t& slot(const std::int32_t* table, std::int32_t position) {
+    const std::int32_t block = table[position / static_cast<std::int32_t>(block_size_)];
+    if (block < 0 || static_cast<std::uint32_t>(block) >= kv_blocks_) {
+      broken("block " + std::to_string(block) + " out of range");
+    }
+    return slots_[static_cast<std::size_t>(block) * block_size_ + position % block_size_];
+  }
+
+  std::uint32_t n_vocab_, block_size_, kv_blocks_, max_rows_, max_sequences_, max_context_;
+  std::vector<std::int32_t> slots_;
+};
+
+class TestDeviceBackend final : public lpx::DeviceBackend {
+ public:
+  explicit TestDeviceBackend(const lpx::Options&) {}
+
+  bool supports_type(std::int32_t type) const noexcept override { return type >= 1 && type <= 12; }
+  std::unique_ptr<lpx::DeviceModel> load_model(const lpx_llama_model_desc& desc,
+                                                lpx_device_model_info& info) override {
+    if (desc.token_embd == nullptr || desc.output == nullptr || desc.layers == nullptr) {
+      broken("model description without tensors");
+    }
+    info.kv_cache_bytes = std::uint64_t{desc.kv_blocks} * desc.kv_block_size * sizeof(std::int32_t);
+    info.device_name = "test-device (host memory)";
+    return std::make_unique<SlotModel>(desc);
+  }
+
+  void reserve(const lpx_backend_limits&) override {}
+  void matmul(const lpx_tensor_view&, const float*, float*, std::size_t) override { per_op(); }
+  void dequantize_row(const lpx_tensor_view&, std::int64_t, float*) override { per_op(); }
+  void rms_norm(const float*, const float*, float*, std::size_t, std::size_t, float) override {
+    per_op();
+  }
+  void rope(float*, std::size_t, std::size_t, std::size_t, const std::int32_t*,
+            const lpx_rope_params&) override {
+    per_op();
+  }
+  void swiglu(const float*, const float*, float*, std::size_t) override { per_op(); }
+  void attention(const lpx_attention_args&) override { per_op(); }
+
+ private:
+  [[noreturn]] static void per_op() {
+    throw lpx::Error(LPX_ERR_UNSUPPORTED, "test-device runs whole steps only (model_forward)");
+  }
+};
+
+}  // namespace
+
+LPX_PLUGIN_ENTRY() {
+  return lpx::describe<TestDeviceBackend>(
+      {.name = "test-device",
+       .version = "1.0.0",
+       .license = "Apache-2.0",
+       .description = "Device-model backend for the engine's tests: KV slots in host memory"});
+}
