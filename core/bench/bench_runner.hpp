@@ -1,7 +1,7 @@
 // `lpx-pipeline bench`: llama-bench's tests on LPX's engine, plus what an engine has and a
 // kernel benchmark lacks (batches, time to first token, inter-token latency percentiles).
 //   ppN     one request with an N-token prompt: N / time to its first token
-//   tgN@B   B requests, each a 1-token prompt generating N tokens (end-of-generation banned):
+//   tgN@B   B requests, each a 1-token prompt generating N tokens (end-of-generation ignored, as llama-bench does):
 //           aggregate decode tokens/s; batch 1 is llama-bench's tg
 // Repetitions after one warm-up run; mean ± sample standard deviation.
 #pragma once

@@ -53,6 +53,7 @@ struct Engine::Request {
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
   std::atomic<bool> cancel{false};
   bool context_end_is_length = false;
+  bool ignore_end_of_generation = false;  // LPX_REQUEST_IGNORE_END_OF_GENERATION
   bool logprobs = false;
   std::vector<lpx_token_logprob> top;  // top_logprobs entries, sized at submit
   lpx_token_logprob chosen_logprob{};
@@ -303,6 +304,7 @@ Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
   r->top.resize(request.top_logprobs);
   r->context_end_is_length = (request.flags & LPX_REQUEST_CONTEXT_END_IS_LENGTH) != 0;
+  r->ignore_end_of_generation = (request.flags & LPX_REQUEST_IGNORE_END_OF_GENERATION) != 0;
   r->user = request.user;
   r->on_token = request.on_token;
   r->on_done = request.on_done;
@@ -629,7 +631,7 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
     }
     if (r.on_token(r.user, &event) != 0) r.cancel = true;
   };
-  if (parts_.tokenizer->is_end_of_generation(token)) {
+  if (parts_.tokenizer->is_end_of_generation(token) && !r.ignore_end_of_generation) {
     emit({});
     finish(r, LPX_FINISH_EOG);
     return;

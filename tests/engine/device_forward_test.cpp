@@ -134,5 +134,31 @@ TEST_F(DeviceForwardEngine, AFailingStepEndsItsRequestsWithTheReason) {
   EXPECT_EQ(stats.kv_blocks_used, 0u);
 }
 
+// LPX_REQUEST_IGNORE_END_OF_GENERATION: the end-of-generation token is a token like another
+// (benchmarks decode exactly max_tokens). The prompt [1] makes the test model answer 2, the
+// tiny llama's </s>.
+TEST_F(DeviceForwardEngine, IgnoringEndOfGenerationRunsToMaxTokens) {
+  core::EngineConfig config;
+  config.context_size = 64;
+  auto engine = host_.engine(tiny_llama_path(), "test-device", {"greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  const std::vector<std::int32_t> prompt = {1};
+  const auto expected = expected_tokens(prompt, 5);
+  ASSERT_EQ(expected[0], 2);
+  lpx_request stops{};
+  stops.prompt_tokens = prompt.data();
+  stops.prompt_token_count = 1;
+  stops.max_tokens = 5;
+  const Generation stopped = generate(*engine, stops);
+  EXPECT_EQ(stopped.finish_reason, LPX_FINISH_EOG);
+  EXPECT_LE(stopped.tokens.size(), 1u);
+  lpx_request runs = stops;
+  runs.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+  const Generation ran = generate(*engine, runs);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.finish_reason, LPX_FINISH_LENGTH);
+  EXPECT_EQ(ran.tokens, expected);
+}
+
 }  // namespace
 }  // namespace lpx::test

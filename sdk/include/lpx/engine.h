@@ -148,6 +148,9 @@ typedef struct lpx_request {
 /* When the context fills before max_tokens (or max_tokens is 0), finish with LPX_FINISH_LENGTH
  * instead of an error: for APIs where "the answer was cut off" is a normal outcome. */
 #define LPX_REQUEST_CONTEXT_END_IS_LENGTH 0x1u
+/* since 1.4. End-of-generation tokens do not end the request: it runs to max_tokens, like
+ * llama-bench's tg tests (benchmarks that must decode an exact number of tokens). */
+#define LPX_REQUEST_IGNORE_END_OF_GENERATION 0x2u
 
 typedef struct lpx_engine_info {
   uint32_t struct_size;
