@@ -119,6 +119,28 @@ TEST(CudaOps, AddBiasAndAddInPlaceAreExact) {
   }
 }
 
+// The head's input: the output rows, in the order asked, copied bit for bit.
+TEST(CudaOps, GatherRowsCopiesTheAskedRowsInOrder) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(20);
+  const int rows = 9;
+  const int width = 577;
+  const std::vector<float> x = normal(rng, std::size_t(rows) * width, 3.0f);
+  const std::vector<std::int32_t> wanted = {8, 0, 3, 3};
+  DeviceBuffer<float> d_x(x), d_out(wanted.size() * width);
+  DeviceBuffer<std::int32_t> d_rows(wanted);
+  gather_rows(d_x.get(), d_rows.get(), static_cast<int>(wanted.size()), width, d_out.get(), nullptr);
+  ASSERT_TRUE(finished());
+  const std::vector<float> got = d_out.download();
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    for (int j = 0; j < width; ++j) {
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i * width + j]),
+                std::bit_cast<std::uint32_t>(x[static_cast<std::size_t>(wanted[i]) * width + j]))
+          << i << "," << j;
+    }
+  }
+}
+
 TEST(CudaOps, SwigluIsExactOnWholeGroupsOfEightAndWithinTwoUlpOnTheTail) {
   LPX_REQUIRE_GPU();
   std::mt19937 rng(13);
