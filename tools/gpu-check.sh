@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one-call GPU check: build for sm_90, run every GPU test, then the GPU benchmark, and
 # print a short table (tokens/s, ms/token, % of the measured bandwidth roofline). Full logs
-# and JSON go to $OUT when set (the device tool's folder), else build-gpu/check/. Sized to
+# and JSON go to $OUT when set (the device tool's folder), else build-gpu-check/. Sized to
 # finish in under 8 minutes on one H200.
 #
 #   tools/gpu-check.sh              configure and build here (needs tools/setup.sh's packages)
@@ -11,7 +11,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-out=${OUT:-$root/build-gpu/check}
+out=${OUT:-$root/build-gpu-check}
 mkdir -p "$out"
 started=$SECONDS
 say() { printf '== %s (%ds)\n' "$*" $((SECONDS - started)) | tee -a "$out/summary.txt"; }
@@ -19,26 +19,25 @@ say() { printf '== %s (%ds)\n' "$*" $((SECONDS - started)) | tee -a "$out/summar
 if [[ ${1:-} == --prebuilt ]]; then
   bundle=$root/.gpu-bundle
   [[ -x $bundle/build/bin/lpx-pipeline ]] || { echo "error: no $bundle (run tools/gpu-bundle.sh)" >&2; exit 1; }
-  # The tests' compiled-in paths (plugins, sources, ../shared) must resolve as where the build
-  # was made: link that build folder and its source tree's neighbours to what was carried.
-  made=$(cat "$bundle/build-dir")  # e.g. /work/main/build
-  made_root=$(dirname "$made")
-  if [[ $made_root != "$root" ]]; then
-    mkdir -p "$(dirname "$made_root")"
-    ln -sfn "$root" "$made_root"
-  fi
-  ln -sfn "$bundle/build" "$made"
-  [[ -e $(dirname "$made_root")/shared ]] || ln -sfn "$bundle/shared" "$(dirname "$made_root")/shared"
-  ln -sfn "$bundle/build" "$root/build-gpu"
+  # The tests find plugins, the tiny model and models/ through these instead of the paths of
+  # the machine the build was made on (tests/engine/engine_test_support.cpp).
+  export LPX_TEST_PLUGIN_DIR=$bundle/build/lib/lpx/plugins LPX_TEST_SHARED_DIR=$bundle/shared
+  export LPX_TEST_MODELS_DIR=$root/models
+  build_dir=$bundle/build
   export LD_LIBRARY_PATH=$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # The machine's C++ runtime unless it is older than the build's (GCC 12: GLIBCXX_3.4.30).
+  if ! grep -q GLIBCXX_3.4.30 "$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')" 2>/dev/null; then
+    LD_LIBRARY_PATH=$bundle/lib-fallback:$LD_LIBRARY_PATH
+  fi
 else
+  build_dir=$root/build-gpu
   say "configure + build (sm_90)"
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLPX_CUDA=ON \
     -DLPX_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
   cmake --build build-gpu --parallel "$(nproc)" --target lpx-pipeline cuda_kernel_tests \
     cuda_engine_tests >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 fi
-bin=$root/build-gpu/bin/lpx-pipeline
+bin=$build_dir/bin/lpx-pipeline
 
 say "GPU"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee -a "$out/summary.txt"
@@ -48,7 +47,7 @@ grep -iE "driver|runtime|bandwidth|kernel image|usable" "$out/doctor.txt" | tee 
 failed=0
 for t in cuda_kernel_tests cuda_engine_tests; do
   say "$t"
-  timeout 240 "$root/build-gpu/tests/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
+  timeout 240 "$build_dir/tests/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
   rc=$?
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[ .* \] max|tests ran|Failure|error" "$out/$t.log" | head -40 | tee -a "$out/summary.txt"
   ((rc == 0)) || { failed=1; echo "$t: exit $rc" | tee -a "$out/summary.txt"; }

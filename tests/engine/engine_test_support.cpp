@@ -2,13 +2,28 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace lpx::test {
 
+namespace {
+
+// A build carried to another machine (tools/gpu-check.sh --prebuilt) points its tests at the
+// files beside it through these variables; by default, the paths of the build tree.
+std::filesystem::path from_environment(const char* name, const std::filesystem::path& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::filesystem::path(value) : fallback;
+}
+
+}  // namespace
+
 std::filesystem::path shared_dir() {
-  return std::filesystem::path(LPX_SOURCE_DIR) / ".." / "shared";
+  return from_environment("LPX_TEST_SHARED_DIR",
+                          std::filesystem::path(LPX_SOURCE_DIR) / ".." / "shared");
 }
 std::filesystem::path smollm2_path() {
-  return std::filesystem::path(LPX_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+  return from_environment("LPX_TEST_MODELS_DIR", std::filesystem::path(LPX_SOURCE_DIR) / "models") /
+         "SmolLM2-135M-Instruct.Q4_1.gguf";
 }
 std::filesystem::path tiny_llama_path() {
   return shared_dir() / "models" / "llama-2-tiny-random.gguf";
@@ -16,7 +31,7 @@ std::filesystem::path tiny_llama_path() {
 
 TestHost::TestHost()
     : services_(metrics_),
-      registry_({std::filesystem::path(LPX_BUILTIN_PLUGIN_DIR),
+      registry_({from_environment("LPX_TEST_PLUGIN_DIR", LPX_BUILTIN_PLUGIN_DIR),
                  std::filesystem::path(LPX_TEST_GOOD_PLUGIN_DIR)},  // test-device
                 services_) {}
 
