@@ -14,13 +14,7 @@
 #include <thread>
 
 #include "cuda/gpu_test_support.hpp"
-#include "engine/backend.hpp"
-#include "engine/device_forward.hpp"
-#include "engine/kv_cache.hpp"
-#include "engine/llama_forward.hpp"
-#include "engine/llama_weights.hpp"
 #include "engine/engine_test_support.hpp"
-#include "model/model_validation.hpp"
 
 namespace lpx::test {
 namespace {
@@ -29,68 +23,6 @@ constexpr double kLogitTolerance = 2e-2;  // |gpu - cpu| per logit, f32 arithmet
 constexpr double kMargin = 5e-2;          // top-2 gaps below this may flip
 
 const std::map<std::string, core::OptionValue> kCpuF32 = {{"activations", std::string("f32")}};
-
-// One model, one backend, one sequence, driven token by token.
-class Rig {
- public:
-  Rig(TestHost& host, const std::filesystem::path& model, const std::string& backend,
-      const std::map<std::string, core::OptionValue>& options) {
-    auto file = core::ModelFile::open(model.string(), host.registry());
-    if (!file) throw std::runtime_error(file.error());
-    file_ = std::move(*file);
-    auto h = core::validate_model(*file_);
-    if (!h) throw std::runtime_error(h.error());
-    h_ = *h;
-    auto w = core::LlamaWeights::resolve(*file_, h_);
-    if (!w) throw std::runtime_error(w.error());
-    weights_ = std::move(*w);
-    auto instance = core::default_instance(host.registry(), backend, options);
-    if (!instance) throw std::runtime_error(instance.error());
-    auto b = core::Backend::adopt(instance->instance);
-    if (!b) throw std::runtime_error(b.error());
-    backend_ = std::make_unique<core::Backend>(std::move(*b));
-    core::KvCacheShape shape{h_.n_layer, h_.n_head_kv, h_.head_dim, 16, 1024 / 16};
-    shape.host_storage = !backend_->has_device_models();
-    cache_ = std::make_unique<core::KvCache>(shape);
-    const auto& architecture = *core::find_architecture(h_.architecture);
-    if (backend_->has_device_models()) {
-      forward_ = std::make_unique<core::DeviceForward>(h_, architecture, weights_, *backend_,
-                                                       *cache_, 512, 4, 1024);
-    } else {
-      forward_ = std::make_unique<core::LlamaForward>(h_, architecture, weights_, *backend_,
-                                                      *cache_, 512, 1024);
-    }
-    blocks_ = core::BlockTable(1024, 16);
-    batch_.reserve(512, 1);
-    logits_.resize(h_.n_vocab);
-  }
-
-  const std::vector<float>& feed(const std::vector<std::int32_t>& tokens) {
-    cache_->ensure(blocks_, position_ + static_cast<std::uint32_t>(tokens.size()));
-    batch_.clear();
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      batch_.tokens.push_back(tokens[i]);
-      batch_.positions.push_back(static_cast<std::int32_t>(position_ + i));
-    }
-    batch_.sequences.push_back({&blocks_, 0, static_cast<std::uint32_t>(tokens.size())});
-    batch_.output_rows.push_back(static_cast<std::uint32_t>(tokens.size() - 1));
-    forward_->run(batch_, logits_.data());
-    position_ += static_cast<std::uint32_t>(tokens.size());
-    return logits_;
-  }
-
- private:
-  std::unique_ptr<core::ModelFile> file_;
-  core::Hyperparameters h_;
-  core::LlamaWeights weights_;
-  std::unique_ptr<core::Backend> backend_;
-  std::unique_ptr<core::KvCache> cache_;
-  std::unique_ptr<core::ForwardPass> forward_;
-  core::BlockTable blocks_;
-  core::Batch batch_;
-  std::vector<float> logits_;
-  std::uint32_t position_ = 0;
-};
 
 std::int32_t argmax(const std::vector<float>& v) {
   return static_cast<std::int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
@@ -135,11 +67,9 @@ std::vector<std::int32_t> test_prompt(std::size_t length) {
 }
 
 TEST_P(CudaEngine, TeacherForcedLogitsMatchTheCpu) {
-  Rig cpu(host_, GetParam().path(), "cpu", kCpuF32);
-  Rig gpu(host_, GetParam().path(), "cuda", {});
-  for (std::size_t prompt_length : {5u, 100u}) {
-    Rig cpu_run(host_, GetParam().path(), "cpu", kCpuF32);
-    Rig gpu_run(host_, GetParam().path(), "cuda", {});
+    for (std::size_t prompt_length : {5u, 100u}) {
+    ForwardRig cpu_run(host_, GetParam().path(), "cpu", kCpuF32);
+    ForwardRig gpu_run(host_, GetParam().path(), "cuda", {});
     std::vector<std::int32_t> next = test_prompt(prompt_length);
     double max_diff = 0;
     for (int step = 0; step < 24; ++step) {
@@ -196,7 +126,7 @@ TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
   for (auto& c : clients) c.join();
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     ASSERT_TRUE(results[i].error.empty()) << results[i].error;
-    Rig cpu(host_, GetParam().path(), "cpu", kCpuF32);
+    ForwardRig cpu(host_, GetParam().path(), "cpu", kCpuF32);
     std::vector<std::int32_t> next = prompts[i];
     for (std::size_t s = 0; s < results[i].tokens.size(); ++s) {
       const std::vector<float>& logits = cpu.feed(next);

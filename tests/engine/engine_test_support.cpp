@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <stdexcept>
+
+#include "engine/device_forward.hpp"
+#include "engine/llama_forward.hpp"
+#include "model/model_validation.hpp"
 
 namespace lpx::test {
 
@@ -59,6 +64,63 @@ std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& mode
   auto engine = core::build_engine(std::move(inputs), registry_);
   EXPECT_TRUE(engine.has_value()) << (engine ? "" : engine.error());
   return engine ? std::move(*engine) : nullptr;
+}
+
+ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
+                       const std::string& backend,
+                       const std::map<std::string, core::OptionValue>& backend_options,
+                       std::uint32_t max_context) {
+  constexpr std::uint32_t kBlock = 16;
+  constexpr std::uint32_t kMaxRows = 512;
+  auto file = core::ModelFile::open(model.string(), host.registry());
+  if (!file) throw std::runtime_error(file.error());
+  file_ = std::move(*file);
+  auto h = core::validate_model(*file_);
+  if (!h) throw std::runtime_error(h.error());
+  h_ = *h;
+  auto w = core::LlamaWeights::resolve(*file_, h_);
+  if (!w) throw std::runtime_error(w.error());
+  weights_ = std::move(*w);
+  auto instance = core::default_instance(host.registry(), backend, backend_options);
+  if (!instance) throw std::runtime_error(instance.error());
+  auto b = core::Backend::adopt(instance->instance);
+  if (!b) throw std::runtime_error(b.error());
+  backend_ = std::make_unique<core::Backend>(std::move(*b));
+  core::KvCacheShape shape{h_.n_layer, h_.n_head_kv, h_.head_dim, kBlock, max_context / kBlock};
+  shape.host_storage = !backend_->has_device_models();
+  cache_ = std::make_unique<core::KvCache>(shape);
+  const core::Architecture& architecture = *core::find_architecture(h_.architecture);
+  if (backend_->has_device_models()) {
+    forward_ = std::make_unique<core::DeviceForward>(h_, architecture, weights_, *backend_,
+                                                     *cache_, kMaxRows, 1, max_context);
+  } else {
+    forward_ = std::make_unique<core::LlamaForward>(h_, architecture, weights_, *backend_,
+                                                    *cache_, kMaxRows, max_context);
+  }
+  blocks_ = core::BlockTable(max_context, kBlock);
+  batch_.reserve(kMaxRows, 1);
+  logits_.resize(h_.n_vocab);
+}
+
+ForwardRig::~ForwardRig() = default;
+
+const std::vector<float>& ForwardRig::feed(const std::vector<std::int32_t>& tokens) {
+  cache_->ensure(blocks_, position_ + static_cast<std::uint32_t>(tokens.size()));
+  batch_.clear();
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    batch_.tokens.push_back(tokens[i]);
+    batch_.positions.push_back(static_cast<std::int32_t>(position_ + i));
+  }
+  batch_.sequences.push_back({&blocks_, 0, static_cast<std::uint32_t>(tokens.size())});
+  batch_.output_rows.push_back(static_cast<std::uint32_t>(tokens.size() - 1));
+  forward_->run(batch_, logits_.data());
+  position_ += static_cast<std::uint32_t>(tokens.size());
+  return logits_;
+}
+
+void ForwardRig::reset() {
+  cache_->release(blocks_);
+  position_ = 0;
 }
 
 Generation generate(core::Engine& engine, lpx_request request) {

@@ -8,7 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
+#include "engine/batch.hpp"
 #include "engine/engine.hpp"
+#include "engine/forward_pass.hpp"
+#include "engine/kv_cache.hpp"
+#include "engine/llama_weights.hpp"
 #include "engine/engine_builder.hpp"
 #include "metrics/metrics_registry.hpp"
 #include "plugin_host/host_services.hpp"
@@ -37,6 +42,33 @@ class TestHost {
   core::MetricsRegistry metrics_;
   core::HostServices services_;
   core::PluginRegistry registry_;
+};
+
+// The forward pass alone, one sequence fed token by token (teacher forcing): a host-memory
+// backend through LlamaForward, a device backend (cuda) through DeviceForward.
+class ForwardRig {
+ public:
+  ForwardRig(TestHost& host, const std::filesystem::path& model, const std::string& backend,
+             const std::map<std::string, core::OptionValue>& backend_options = {},
+             std::uint32_t max_context = 1024);
+  ~ForwardRig();
+  std::uint32_t n_vocab() const noexcept { return h_.n_vocab; }
+  // Feeds `tokens` at the next positions as one batch; returns the logits of the last one.
+  const std::vector<float>& feed(const std::vector<std::int32_t>& tokens);
+  // Forgets the sequence: the next feed starts at position 0.
+  void reset();
+
+ private:
+  std::unique_ptr<core::ModelFile> file_;
+  core::Hyperparameters h_;
+  core::LlamaWeights weights_;
+  std::unique_ptr<core::Backend> backend_;
+  std::unique_ptr<core::KvCache> cache_;
+  std::unique_ptr<core::ForwardPass> forward_;
+  core::BlockTable blocks_;
+  core::Batch batch_;
+  std::vector<float> logits_;
+  std::uint32_t position_ = 0;
 };
 
 // Runs one request to the end on `engine`, collecting every generated token and the text.

@@ -15,12 +15,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/backend.hpp"
-#include "engine/kv_cache.hpp"
-#include "engine/llama_forward.hpp"
-#include "engine/llama_weights.hpp"
 #include "engine_test_support.hpp"
-#include "model/model_validation.hpp"
 
 namespace lpx::test {
 namespace {
@@ -67,66 +62,6 @@ std::vector<FixturePrompt> load_fixture(const std::string& file) {
   return prompts;
 }
 
-// The forward pass alone, driven token by token, for teacher-forced comparison.
-class ForwardRig {
- public:
-  ForwardRig(TestHost& host, const std::filesystem::path& model, const std::string& backend) {
-    auto file = core::ModelFile::open(model.string(), host.registry());
-    if (!file) throw std::runtime_error(file.error());
-    file_ = std::move(*file);
-    auto h = core::validate_model(*file_);
-    if (!h) throw std::runtime_error(h.error());
-    h_ = *h;
-    auto w = core::LlamaWeights::resolve(*file_, h_);
-    if (!w) throw std::runtime_error(w.error());
-    weights_ = std::move(*w);
-    auto instance = core::default_instance(host.registry(), backend);
-    if (!instance) throw std::runtime_error(instance.error());
-    auto b = core::Backend::adopt(instance->instance);
-    if (!b) throw std::runtime_error(b.error());
-    backend_ = std::make_unique<core::Backend>(std::move(*b));
-    core::KvCacheShape shape{h_.n_layer, h_.n_head_kv, h_.head_dim, 16, 512 / 16};
-    cache_ = std::make_unique<core::KvCache>(shape);
-    forward_ = std::make_unique<core::LlamaForward>(
-        h_, *core::find_architecture(h_.architecture), weights_, *backend_, *cache_, 512, 512);
-    blocks_ = core::BlockTable(512, 16);
-    batch_.reserve(512, 1);
-    logits_.resize(h_.n_vocab);
-  }
-  std::uint32_t n_vocab() const { return h_.n_vocab; }
-
-  // Feeds `tokens` at the next positions as one batch; returns the logits of the last one.
-  const std::vector<float>& feed(const std::vector<std::int32_t>& tokens) {
-    cache_->ensure(blocks_, position_ + static_cast<std::uint32_t>(tokens.size()));
-    batch_.clear();
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      batch_.tokens.push_back(tokens[i]);
-      batch_.positions.push_back(static_cast<std::int32_t>(position_ + i));
-    }
-    batch_.sequences.push_back({&blocks_, 0, static_cast<std::uint32_t>(tokens.size())});
-    batch_.output_rows.push_back(static_cast<std::uint32_t>(tokens.size() - 1));
-    forward_->run(batch_, logits_.data());
-    position_ += static_cast<std::uint32_t>(tokens.size());
-    return logits_;
-  }
-  void reset() {
-    cache_->release(blocks_);
-    position_ = 0;
-  }
-
- private:
-  std::unique_ptr<core::ModelFile> file_;
-  core::Hyperparameters h_;
-  core::LlamaWeights weights_;
-  std::unique_ptr<core::Backend> backend_;
-  std::unique_ptr<core::KvCache> cache_;
-  std::unique_ptr<core::LlamaForward> forward_;
-  core::BlockTable blocks_;
-  core::Batch batch_;
-  std::vector<float> logits_;
-  std::uint32_t position_ = 0;
-};
-
 struct Case {
   const char* fixture;
   std::filesystem::path (*model)();
@@ -150,7 +85,7 @@ class GreedyFixture : public ::testing::TestWithParam<Case> {
 
 TEST_P(GreedyFixture, TeacherForcedLogitsMatchThePeer) {
   const Case& c = GetParam();
-  ForwardRig rig(host_, c.model(), c.backend);
+  ForwardRig rig(host_, c.model(), c.backend, {}, 512);
   double max_diff = 0;
   std::size_t steps = 0;
   auto prompts = load_fixture(c.fixture);
