@@ -10,10 +10,14 @@ namespace {
 // The cuda plugin opened on GPU `index` and closed again: creating it is the check (driver,
 // runtime, device, kernel image). The error says why CUDA cannot be used.
 Expected<BackendChoice> probe_cuda(std::int64_t index, PluginRegistry& registry) {
-  if (!registry.load("cuda")) {
-    return unexpected(std::string(
-        "this build of LPX has no CUDA backend plugin ('cuda'; it is built when the CUDA "
-        "toolkit is found at configure time)"));
+  if (auto plugin = registry.load("cuda"); !plugin) {
+    if (plugin.error().rfind("unknown plugin", 0) == 0) {
+      return unexpected(std::string(
+          "this build of LPX has no CUDA backend plugin ('cuda'; it is built when the CUDA "
+          "toolkit is found at configure time)"));
+    }
+    // Present but not loadable, e.g. the CUDA toolkit's cuBLAS missing on this machine.
+    return unexpected("the CUDA backend plugin cannot be loaded: " + plugin.error());
   }
   BackendChoice choice{"cuda", {{"gpu", index}}};
   auto instance = default_instance(registry, "cuda", choice.options);

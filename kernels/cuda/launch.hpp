@@ -39,8 +39,10 @@ inline constexpr int kMaxGemvBatch = 8;
 // Q4_1, Q5_0, Q4_K, Q6_K.
 bool gemv_supports(std::int32_t type) noexcept;
 
-// y[b * w.rows + r] = sum_c W[r][c] * x[b * w.columns + c] for b < batch (1..kMaxGemvBatch).
-// Each weight block is read once for all `batch` rows. y must not alias x.
+// y[b * w.rows + r] = sum_c W[r][c] * x[b * w.columns + c] for b < batch (1..kMaxGemvBatch;
+// larger batches run in groups of kMaxGemvBatch). Each weight block is read once for all
+// `batch` rows, and a row's result does not depend on the batch size. y must not alias x. An
+// unsupported type fills y with NaN (the launchers return nothing; NaN cannot go unnoticed).
 void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream);
 
 // Rows [row_begin, row_begin + rows) of w dequantized to f16, row-major (rows x w.columns),
@@ -48,7 +50,9 @@ void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream
 void dequantize_rows_f16(const DeviceWeight& w, std::int64_t row_begin, std::int64_t rows,
                          __half* out, cudaStream_t stream);
 
-// out[i * w.columns ...] = row tokens[i] of w dequantized to f32, for i < n: the embedding.
+// out[i * w.columns ...] = row tokens[i] of w dequantized to f32, for i < n: the embedding
+// (and, with tokens = 0, 1, 2..., the dequantization of rows for cuBLAS). A token outside
+// [0, w.rows) gives a row of NaN.
 void embed_rows(const DeviceWeight& w, const std::int32_t* tokens, int n, float* out,
                 cudaStream_t stream);
 
@@ -111,7 +115,8 @@ struct AttentionArgs {
   int n_rows = 0;
   int n_heads = 0;
   int n_kv_heads = 0;
-  int head_dim = 0;  // 64, 80, 96, 128 or 256
+  int head_dim = 0;  // 64, 80, 96, 128, 256 (flash-decoding); other sizes up to 1024 take a
+                     // simple correct kernel (attention_generic.cu)
   float scale = 1.0f;
   const std::uint16_t* k_pool = nullptr;  // this layer's K blocks, f16
   const std::uint16_t* v_pool = nullptr;
