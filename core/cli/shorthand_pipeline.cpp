@@ -11,7 +11,9 @@ namespace {
 // the model's own arithmetic; --set backend.activations=q8 for llama.cpp's bits and speed).
 toml::table backend_table(const core::BackendChoice& choice) {
   toml::table table{{"plugin", choice.plugin}};
-  if (choice.plugin == "cpu" || choice.plugin == "cpu-scalar") table.insert("activations", "f32");
+  if (choice.plugin == "cpu" || choice.plugin == "cpu-scalar" || choice.plugin == "cuda") {
+    table.insert("activations", "f32");
+  }
   if (auto it = choice.options.find("gpu"); it != choice.options.end()) {
     table.insert("gpu", std::get<std::int64_t>(it->second));
   }

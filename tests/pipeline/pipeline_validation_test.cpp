@@ -236,6 +236,25 @@ output = "/tmp/x"
   EXPECT_EQ(std::get<std::string>(backend->options.values.at("activations")), "f32");
 }
 
+// auto: cuda where a GPU is usable, else cpu; `activations = "f32"` is valid for both, so one
+// pipeline runs on either machine.
+TEST_F(PipelineValidation, ABackendDeviceOfAutoTakesAUsableBackend) {
+  auto pipeline = load(R"([backend]
+device = "auto"
+activations = "f32"
+[transport]
+plugin = "test-transport"
+output = "/tmp/x"
+)");
+  ASSERT_TRUE(pipeline) << pipeline.error().to_string();
+  const PipelineSection* backend = pipeline->find("backend");
+  ASSERT_NE(backend, nullptr);
+  const std::string name = backend->plugin->description().name;
+  EXPECT_EQ(name, std::filesystem::exists("/dev/nvidiactl") ? name : std::string("cpu"));
+  EXPECT_TRUE(name == "cpu" || name == "cuda") << name;
+  EXPECT_EQ(std::get<std::string>(backend->options.values.at("activations")), "f32");
+}
+
 TEST_F(PipelineValidation, ABackendDeviceIsCheckedWhereItIsWritten) {
   auto both = load(R"([backend]
 device = "cpu"

@@ -105,6 +105,11 @@ constexpr lpx_option_spec kOptions[] = {
     lpx::in_range(lpx::option("gpu", LPX_OPTION_INT, "0", "GPU index: cuda:N is gpu = N"), 0, 1024),
     lpx::option("graphs", LPX_OPTION_BOOL, "true",
                 "Run decode steps as CUDA graphs (one per batch-size bucket)"),
+    // Stated, not chosen: the GPU kernels compute with f32 activations. Declared so a pipeline
+    // with `device = "auto"` and `activations = "f32"` validates on either backend.
+    lpx::one_of(lpx::option("activations", LPX_OPTION_STRING, "\"f32\"",
+                            "Activation precision in matmuls: f32 (the only one on the GPU)"),
+                "f32"),
 };
 
 constexpr const char* kCapabilities[] = {"device-models", "f32-activations", "cuda-graphs"};
