@@ -43,8 +43,8 @@ class CudaBackend final : public lpx::DeviceBackend {
                                                lpx_device_model_info& info) override {
     // The engine may call from another thread than the one that opened the device.
     cb::check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
-    cb::LlamaDeviceModel::check_supported(desc);
-    check_fits(cb::LlamaDeviceModel::plan_memory(desc), desc);
+    cb::check_supported(desc);
+    check_fits(cb::plan_memory(desc), desc);
     auto model = std::make_unique<cb::LlamaDeviceModel>(device_, desc, use_graphs_);
     model->describe(info);
     return model;
@@ -73,7 +73,7 @@ class CudaBackend final : public lpx::DeviceBackend {
 
  private:
   // Refuses, with the numbers, a model that cannot fit in the GPU's free memory.
-  void check_fits(const cb::LlamaDeviceModel::MemoryPlan& plan,
+  void check_fits(const cb::MemoryPlan& plan,
                   const lpx_llama_model_desc& desc) const {
     std::size_t free = 0;
     std::size_t total = 0;

@@ -25,6 +25,7 @@
 #include "device_matmul.hpp"
 #include "device_memory.hpp"
 #include "device_weights.hpp"
+#include "model_plan.hpp"
 
 namespace lpx::cuda_backend {
 
@@ -32,16 +33,6 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
  public:
   LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc, bool use_graphs);
   ~LlamaDeviceModel() override;
-
-  // Device memory a model of `desc` takes, by part, computed before anything is allocated so
-  // that a model that cannot fit is refused with the numbers (weights, KV cache, workspace).
-  struct MemoryPlan {
-    std::size_t weights = 0, kv_cache = 0, workspace = 0;
-    std::size_t total() const noexcept { return weights + kv_cache + workspace; }
-  };
-  static MemoryPlan plan_memory(const lpx_llama_model_desc& desc);
-  // Throws lpx::Error(LPX_ERR_UNSUPPORTED) for a shape these kernels cannot run.
-  static void check_supported(const lpx_llama_model_desc& desc);
 
   void forward(const lpx_forward_args& args) override;
   void describe(lpx_device_model_info& info) const;

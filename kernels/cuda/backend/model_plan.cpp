@@ -1,0 +1,83 @@
+#include "model_plan.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <lpx/cpp/status.hpp>
+
+#include "cuda/launch.hpp"
+#include "device_matmul.hpp"
+
+namespace lpx::cuda_backend {
+
+namespace k = kernels::cuda;
+
+MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
+  MemoryPlan plan;
+  std::vector<const void*> seen;  // a tied head shares the embedding's bytes
+  auto add = [&](const lpx_tensor_view* t) {
+    if (t == nullptr || std::find(seen.begin(), seen.end(), t->data) != seen.end()) return;
+    seen.push_back(t->data);
+    plan.weights += static_cast<std::size_t>(t->size_bytes) + 256;
+  };
+  add(d.token_embd);
+  add(d.output_norm);
+  add(d.output);
+  std::int64_t max_columns = 0;
+  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
+    const lpx_llama_layer& l = d.layers[i];
+    for (const lpx_tensor_view* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.ffn_gate,
+                                     l.ffn_up, l.ffn_down}) {
+      add(t);
+      if (t != nullptr) max_columns = std::max(max_columns, t->dims[0]);
+    }
+  }
+  const std::size_t kv_width = std::size_t{d.n_head_kv} * d.head_dim;
+  plan.kv_cache = std::size_t{d.kv_blocks + 1} * d.kv_block_size * kv_width * 2 * sizeof(std::uint16_t) *
+                  d.n_layer;
+  const std::size_t rows = std::max(d.max_rows, d.max_sequences);
+  const std::size_t q_width = std::size_t{d.n_head} * d.head_dim;
+  const std::size_t per_row = 3 * d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
+  plan.workspace = rows * per_row * sizeof(float) +
+                   std::size_t{d.max_sequences} * (2 * d.n_embd + d.n_vocab) * sizeof(float) +
+                   k::attention_partial_floats(static_cast<int>(std::min<std::size_t>(rows, kAttentionRows)),
+                                               static_cast<int>(d.n_head), static_cast<int>(d.head_dim),
+                                               static_cast<int>(d.max_context), kSplitPositions) *
+                       sizeof(float);
+  std::int64_t max_weight_rows = d.n_vocab;
+  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
+    for (const lpx_tensor_view* t : {d.layers[i].ffn_gate, d.layers[i].ffn_down, d.layers[i].wq}) {
+      if (t != nullptr && t->n_dims > 1) max_weight_rows = std::max(max_weight_rows, t->dims[1]);
+    }
+  }
+  plan.workspace += DeviceMatmul::planned_bytes(static_cast<int>(rows), max_columns,
+                                                max_weight_rows) +
+                    (std::size_t{64} << 20);  // inputs, cuBLAS's own state, graphs: headroom
+  return plan;
+}
+
+void check_supported(const lpx_llama_model_desc& d) {
+  auto unsupported = [](const std::string& why) {
+    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda backend cannot run this model: " + why);
+  };
+  if (d.n_head == 0 || d.n_head_kv == 0 || d.n_head % d.n_head_kv != 0) {
+    unsupported(std::to_string(d.n_head) + " query heads over " + std::to_string(d.n_head_kv) +
+                " KV heads");
+  }
+  if (d.head_dim == 0 || d.head_dim > 1024) {
+    unsupported("head size " + std::to_string(d.head_dim) + " (at most 1024)");
+  }
+  if (d.rope.mode != LPX_ROPE_NORMAL && d.rope.mode != LPX_ROPE_NEOX) {
+    unsupported("rope mode " + std::to_string(d.rope.mode));
+  }
+  if (d.rope.n_rot % 2 != 0 || d.rope.n_rot > d.head_dim) {
+    unsupported("rope over " + std::to_string(d.rope.n_rot) + " of " +
+                std::to_string(d.head_dim) + " dims");
+  }
+  if (d.max_sequences == 0 || d.max_rows == 0 || d.kv_block_size == 0 || d.max_context == 0) {
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: zero-sized limits");
+  }
+}
+
+}  // namespace lpx::cuda_backend

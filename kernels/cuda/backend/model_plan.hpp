@@ -1,0 +1,26 @@
+// What a llama-family model takes on the GPU, decided before anything is allocated: whether
+// the kernels can run its shape, and how much device memory it needs, by part, so that a model
+// that cannot fit is refused with the numbers.
+#pragma once
+
+#include <cstddef>
+
+#include <lpx/kinds/quant_backend.h>
+
+namespace lpx::cuda_backend {
+
+inline constexpr int kSplitPositions = 256;  // flash-decoding chunk: positions per thread block
+inline constexpr int kAttentionRows = 64;    // query rows per attention launch (bounds its scratch)
+
+struct MemoryPlan {
+  std::size_t weights = 0, kv_cache = 0, workspace = 0;
+  std::size_t total() const noexcept { return weights + kv_cache + workspace; }
+};
+
+// Device memory a model of `desc` takes (weights, KV cache, workspace with headroom).
+MemoryPlan plan_memory(const lpx_llama_model_desc& desc);
+
+// Throws lpx::Error(LPX_ERR_UNSUPPORTED) for a shape these kernels cannot run.
+void check_supported(const lpx_llama_model_desc& desc);
+
+}  // namespace lpx::cuda_backend
