@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +90,26 @@ class DeviceBuffer {
   T* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+// Seeded normal floats (never all zero) for kernel inputs.
+inline std::vector<float> normal(std::mt19937& rng, std::size_t n, float scale) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(rng);
+  if (n > 0 && values[0] == 0.0f) values[0] = scale;
+  return values;
+}
+
+inline ::testing::AssertionResult cuda_ok(cudaError_t err) {
+  if (err == cudaSuccess) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << cudaGetErrorName(err) << ": " << cudaGetErrorString(err);
+}
+
+// The device's queue drained: launch errors first, then execution errors.
+inline ::testing::AssertionResult finished() {
+  const cudaError_t launch = cudaGetLastError();
+  return cuda_ok(launch != cudaSuccess ? launch : cudaDeviceSynchronize());
+}
 
 }  // namespace lpx::test
 
