@@ -25,8 +25,6 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
     : device_(device),
       shape_(desc),
       device_name_(device.describe()),
-      rope_freq_base_(desc.rope.freq_base),
-      rope_freq_scale_(desc.rope.freq_scale),
       q_width_(static_cast<int>(desc.n_head * desc.head_dim)),
       kv_width_(static_cast<int>(desc.n_head_kv * desc.head_dim)),
       table_stride_(static_cast<int>((desc.max_context + desc.kv_block_size - 1) /
@@ -42,6 +40,11 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
   shape_.layers = nullptr;  // only the numbers are kept
   shape_.token_embd = shape_.output_norm = shape_.output = nullptr;
   shape_.rope.freq_factors = nullptr;
+  rope_.mode = desc.rope.mode;
+  rope_.n_rot = static_cast<int>(desc.rope.n_rot);
+  rope_.freq_base = desc.rope.freq_base;
+  rope_.freq_scale = desc.rope.freq_scale;
+  rope_.freq_factors = weights_.rope_freq_factors;  // on the device
   kv_ = DeviceArray<std::uint16_t>(pool_elements_ * 2 * desc.n_layer, "the KV cache");
   check_cuda(cudaMemset(kv_.get(), 0, kv_.bytes()), "clearing the KV cache");
   matmul_ = std::make_unique<DeviceMatmul>(stream_, max_rows_, weights_.max_columns(),
@@ -228,15 +231,9 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
   if (layer.bq != nullptr) k::add_bias(q_.get(), layer.bq, s.rows, q_width_, stream_);
   if (layer.bk != nullptr) k::add_bias(k_.get(), layer.bk, s.rows, kv_width_, stream_);
   if (layer.bv != nullptr) k::add_bias(v_.get(), layer.bv, s.rows, kv_width_, stream_);
-  k::RopeArgs rope;
-  rope.mode = shape_.rope.mode;
-  rope.n_rot = static_cast<int>(shape_.rope.n_rot);
-  rope.freq_base = rope_freq_base_;
-  rope.freq_scale = rope_freq_scale_;
-  rope.freq_factors = weights_.rope_freq_factors;
   const int head_dim = static_cast<int>(shape_.head_dim);
-  k::rope(q_.get(), s.rows, static_cast<int>(shape_.n_head), head_dim, positions_, rope, stream_);
-  k::rope(k_.get(), s.rows, static_cast<int>(shape_.n_head_kv), head_dim, positions_, rope,
+  k::rope(q_.get(), s.rows, static_cast<int>(shape_.n_head), head_dim, positions_, rope_, stream_);
+  k::rope(k_.get(), s.rows, static_cast<int>(shape_.n_head_kv), head_dim, positions_, rope_,
           stream_);
   std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
   std::uint16_t* v_pool = k_pool + pool_elements_;

@@ -58,11 +58,11 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   CudaDevice device_;
   lpx_llama_model_desc shape_;  // hyperparameters only: pointers are not kept
   std::string device_name_;
-  float rope_freq_base_, rope_freq_scale_;
   int q_width_, kv_width_, table_stride_, sink_slot_;
   bool use_graphs_;
 
   DeviceWeights weights_;
+  kernels::cuda::RopeArgs rope_;  // the same for every layer and step
   CudaStream stream_owner_;  // before everything that enqueues on it: destroyed after them
   cudaStream_t stream_;
   DeviceArray<std::uint16_t> kv_;  // per layer: K pool then V pool, each (kv_blocks + 1) blocks
