@@ -54,18 +54,19 @@ for t in cuda_kernel_tests cuda_engine_tests; do
 done
 
 # Batch-1 decode and aggregate throughput; synthetic bf16 models of the real shapes.
-bench() {  # NAME MODEL
-  say "bench $1"
-  timeout 150 "$bin" --log-level warn bench --device cuda --model "$2" -p 512 -n 128 \
-    --batch 1,8,32,64 --reps 3 --json >"$out/bench-$1.json" 2>"$out/bench-$1.err" ||
-    { failed=1; tail -5 "$out/bench-$1.err" | tee -a "$out/summary.txt"; }
+bench() {  # NAME MODEL [BENCH ARGUMENTS...]
+  local name=$1 model=$2
+  shift 2
+  say "bench $name"
+  timeout 150 "$bin" --log-level warn bench --device cuda --model "$model" -p 512 -n 128 \
+    --batch 1,8,32,64 --reps 3 --json "$@" >"$out/bench-$name.json" 2>"$out/bench-$name.err" ||
+    { failed=1; tail -5 "$out/bench-$name.err" | tee -a "$out/summary.txt"; }
 }
 smollm2=models/SmolLM2-135M-Instruct.Q4_1.gguf
-if [[ -f $smollm2 ]]; then
-  bench smollm2-q4_1 "$smollm2"
-else  # not carried to the device machine (98 MB): the same shapes and bytes, random weights
-  bench smollm2-q4_1-synthetic synth:smollm2-135m:Q4_1
-fi
+[[ -f $smollm2 ]] || smollm2=synth:smollm2-135m:Q4_1  # not carried (98 MB): same shapes and bytes
+bench smollm2-q4_1 "$smollm2"
+# The same with sampling picked on the device (sampling programs): its cost over greedy.
+bench smollm2-q4_1-sampled "$smollm2" --sample temperature=0.8 top_p=0.95 seed=1
 bench qwen2.5-0.5b-bf16 synth:qwen2.5-0.5b:BF16
 bench llama-3.2-1b-bf16 synth:llama-3.2-1b:BF16
 
@@ -85,7 +86,8 @@ for f in sorted(out.glob("bench-*.json")):
         tps = r["tokens_per_s"]
         per_token = 1000.0 * r.get("batch", 1) / tps if r["test"].startswith("tg") and tps else float("nan")
         roof = r.get("roofline_percent") or float("nan")
-        print(f"| {f.stem[6:]} | {r['test']} | {r.get('batch', 1)} | {tps:.0f} | {per_token:.3f} | {roof:.0f} |")
+        name = f.stem[6:] + (" (synthetic)" if r["model"].startswith("synth:") else "")
+        print(f"| {name} | {r['test']} | {r.get('batch', 1)} | {tps:.0f} | {per_token:.3f} | {roof:.0f} |")
 PY
 say "done, exit $failed"
 exit $failed

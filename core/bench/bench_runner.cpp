@@ -55,9 +55,10 @@ struct Batch {
 };
 
 // Every request decodes exactly `generate` tokens (end-of-generation ignored, as llama-bench
-// does), greedily: on a GPU backend the token ids are picked on the device.
+// does), greedily or with `sampling` (null: greedy); on a GPU backend the token ids are picked
+// on the device.
 Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& prompts,
-                std::uint32_t generate) {
+                std::uint32_t generate, const lpx_sampling_overrides* sampling) {
   struct Request {
     std::vector<Clock::time_point>* times;
     std::string* error;
@@ -76,6 +77,7 @@ Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& pr
     r.prompt_token_count = prompts[i].size();
     r.max_tokens = generate;
     r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+    r.sampling = sampling;
     r.user = &users[i];
     r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
       if (e->token >= 0) static_cast<Request*>(user)->times->push_back(Clock::now());
@@ -123,6 +125,8 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   BenchReport report;
   report.model = config.model;
   report.backend = config.backend;
+  report.sampling = config.sampling_text;
+  const lpx_sampling_overrides* sampling = config.sampling.set != 0 ? &config.sampling : nullptr;
   auto name = inputs.file->get_string("general.name");
   report.model_name = name ? *name : std::filesystem::path(*path).stem().string();
   for (const lpx_tensor_view& t : inputs.file->tensors()) {  // what one decode step streams
@@ -163,13 +167,16 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
     }
     return p;
   };
-  run_batch(engine, {prompt(1, 0)}, 4);  // warm-up: page the weights in
+  // Warm-up: page the weights in; a failing sampling setting shows here.
+  if (const Batch b = run_batch(engine, {prompt(1, 0)}, 4, sampling); !b.error.empty()) {
+    return unexpected(b.error);
+  }
 
   for (std::uint32_t n : config.prompt_lengths) {
     if (n == 0) continue;
     std::vector<double> rates, ttfts;
     for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
-      const Batch b = run_batch(engine, {prompt(n, rep + 1)}, 1);
+      const Batch b = run_batch(engine, {prompt(n, rep + 1)}, 1, sampling);
       if (!b.error.empty()) return unexpected("pp" + std::to_string(n) + ": " + b.error);
       const double ttft = ms(b.token_times[0].front() - b.submitted);
       ttfts.push_back(ttft);
@@ -188,7 +195,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
       for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
         std::vector<std::vector<std::int32_t>> prompts;
         for (std::uint32_t i = 0; i < batch; ++i) prompts.push_back(prompt(1, rep * batch + i + 1));
-        const Batch b = run_batch(engine, prompts, n);
+        const Batch b = run_batch(engine, prompts, n, sampling);
         if (!b.error.empty()) return unexpected("tg" + std::to_string(n) + ": " + b.error);
         Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
         std::uint64_t decoded = 0;
@@ -241,12 +248,12 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
 
 std::string report_markdown(const BenchReport& r) {
   std::string out;
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
-                "model: %s (%s), %.1f MiB of weights per decode step\nbackend: %s; memory bandwidth: "
-                "read %.1f GB/s, copy %.1f GB/s; peak RSS %.0f MiB\n\n",
+                "model: %s (%s), %.1f MiB of weights per decode step\nbackend: %s; tokens: %s; "
+                "memory bandwidth: read %.1f GB/s, copy %.1f GB/s; peak RSS %.0f MiB\n\n",
                 r.model.c_str(), r.model_name.c_str(), static_cast<double>(r.weight_bytes) / (1 << 20),
-                r.backend.c_str(), r.read_bandwidth_gbs, r.copy_bandwidth_gbs,
+                r.backend.c_str(), r.sampling.c_str(), r.read_bandwidth_gbs, r.copy_bandwidth_gbs,
                 static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   out += line;
   if (r.on_device) {
@@ -284,6 +291,7 @@ std::string report_json(const BenchReport& r) {
                           {"model", r.model},
                           {"model_name", r.model_name},
                           {"backend", r.backend},
+                          {"sampling", r.sampling},
                           {"weight_bytes", r.weight_bytes},
                           {"read_bandwidth_gbs", r.read_bandwidth_gbs},
                           {"copy_bandwidth_gbs", r.copy_bandwidth_gbs},

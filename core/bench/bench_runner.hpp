@@ -3,6 +3,8 @@
 //   ppN     one request with an N-token prompt: N / time to its first token
 //   tgN@B   B requests, each a 1-token prompt generating N tokens (end-of-generation ignored, as llama-bench does):
 //           aggregate decode tokens/s; batch 1 is llama-bench's tg
+// Tokens are greedy unless the config sets sampling overrides (then every request samples, on
+// the device where the backend runs sampling programs).
 // Repetitions after one warm-up run; mean ± sample standard deviation.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lpx/engine.h"
 #include "pipeline/option_schema.hpp"
 #include "plugin_host/plugin_registry.hpp"
 #include "util/expected.hpp"
@@ -26,6 +29,8 @@ struct BenchConfig {
   std::vector<std::uint32_t> batches{1};
   std::uint32_t repetitions = 3;
   unsigned bandwidth_threads = 1;  // threads of the bandwidth measurement
+  lpx_sampling_overrides sampling{};  // set == 0: greedy
+  std::string sampling_text = "greedy";  // how the report names it
 };
 
 struct BenchResult {
@@ -39,6 +44,7 @@ struct BenchResult {
 
 struct BenchReport {
   std::string model, model_name, backend;
+  std::string sampling = "greedy";
   std::uint64_t weight_bytes = 0;  // streamed per decode step
   double read_bandwidth_gbs = 0, copy_bandwidth_gbs = 0;
   std::uint64_t peak_rss_bytes = 0;

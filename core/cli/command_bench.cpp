@@ -1,7 +1,8 @@
 // `lpx-pipeline bench`: prompt and decode speed of one model on this machine (see
 // core/bench/bench_runner.hpp), as a markdown table or, with --json, one JSON array.
-#include <charconv>
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <iostream>
 #include <thread>
 
@@ -26,6 +27,50 @@ core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std
   const auto [ptr, ec] = std::from_chars(value.data(), end, number);
   if (!value.empty() && ec == std::errc() && ptr == end) return std::pair{key, core::OptionValue{number}};
   return std::pair{key, core::OptionValue{value}};
+}
+
+// --sample KEY=VALUE pairs as request overrides, and their text for the report.
+core::Expected<std::string> parse_sampling(const std::vector<std::string>& pairs,
+                                           lpx_sampling_overrides& out) {
+  out = {};
+  out.struct_size = sizeof(out);
+  std::string text;
+  for (const std::string& pair : pairs) {
+    const std::size_t eq = pair.find('=');
+    const std::string key = pair.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    double number = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (eq == std::string::npos || value.empty() || ec != std::errc() ||
+        end != value.data() + value.size()) {
+      return core::unexpected("--sample wants KEY=NUMBER, not '" + pair + "'");
+    }
+    const bool whole = number == std::floor(number) && number >= 0;
+    if (key == "temperature") {
+      out.temperature = number;
+      out.set |= LPX_SET_TEMPERATURE;
+    } else if (key == "top_p") {
+      out.top_p = number;
+      out.set |= LPX_SET_TOP_P;
+    } else if (key == "min_p") {
+      out.min_p = number;
+      out.set |= LPX_SET_MIN_P;
+    } else if ((key == "top_k" || key == "seed") && whole) {
+      if (key == "top_k") {
+        out.top_k = static_cast<std::int64_t>(number);
+        out.set |= LPX_SET_TOP_K;
+      } else {
+        out.seed = static_cast<std::uint64_t>(number);
+        out.set |= LPX_SET_SEED;
+      }
+    } else {
+      return core::unexpected("--sample: '" + pair +
+                              "' is not one of temperature, top_k, top_p, min_p, seed "
+                              "(top_k and seed are whole numbers)");
+    }
+    text += (text.empty() ? "" : " ") + pair;
+  }
+  return text.empty() ? std::string("greedy") : "sampled (" + text + ")";
 }
 
 bool backend_declares(core::PluginRegistry& registry, const std::string& plugin,
@@ -65,6 +110,12 @@ int bench_command(const BenchArguments& a) {
     }
     config.backend_options[parsed->first] = parsed->second;
   }
+  auto sampling = parse_sampling(a.sample, config.sampling);
+  if (!sampling) {
+    std::cerr << "error: " << sampling.error() << "\n";
+    return kExitUsageError;
+  }
+  config.sampling_text = *sampling;
   config.prompt_lengths = a.prompt_lengths;
   config.generate_lengths = a.generate_lengths;
   config.batches = a.batches;

@@ -77,6 +77,7 @@ struct BenchArguments {
   unsigned threads = 0;  // 0: the backend's default
   std::uint32_t repetitions = 3;
   std::vector<std::string> options;  // backend options KEY=VALUE
+  std::vector<std::string> sample;   // sampling KEY=VALUE (temperature, top_k...); empty: greedy
   bool json = false;
 };
 // Prefill and decode speed, latency, memory and roofline share of one model.

@@ -135,6 +135,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   bench_app->add_option("--option", bench.options, "Backend option KEY=VALUE (e.g. activations=f32)");
+  bench_app->add_option("--sample", bench.sample,
+                        "Sample instead of greedy, KEY=VALUE of temperature, top_k, top_p, min_p, "
+                        "seed (e.g. temperature=0.8 top_p=0.95)");
   bench_app->add_flag("--json", bench.json, "One JSON array instead of the table");
 
   cli::SynthArguments synth;

@@ -32,6 +32,10 @@ Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
   return Backend(std::move(instance), &api, name);
 }
 
+bool Backend::has_device_sampling() const {
+  return has_device_models() && instance_->library().supports("device-sampling");
+}
+
 bool Backend::supports_type(std::int32_t type) const {
   return api_->supports_type(instance_->raw(), type) != 0;
 }

@@ -38,6 +38,8 @@ class Backend {
 
   // Since ABI 1.4: whether the backend keeps models on its own device (model_load & co).
   bool has_device_models() const noexcept { return api_->model_load != nullptr; }
+  // Since ABI 1.5: whether model_forward runs sampling programs (capability "device-sampling").
+  bool has_device_sampling() const;
   // The model on the device; throws EngineError with the backend's reason (out of memory...).
   lpx_device_model* load_model(const lpx_llama_model_desc& desc, lpx_device_model_info& info);
   void forward(lpx_device_model* model, const lpx_forward_args& args);

@@ -17,6 +17,7 @@ DeviceForward::DeviceForward(const Hyperparameters& h, const Architecture& archi
                              std::uint32_t max_rows, std::uint32_t max_sequences,
                              std::uint32_t max_context)
     : backend_(backend),
+      device_sampling_(backend.has_device_sampling()),
       n_vocab_(h.n_vocab),
       table_stride_(cache.blocks_for(max_context)) {
   std::vector<lpx_llama_layer> layers;
@@ -70,13 +71,20 @@ std::string DeviceForward::describe() const {
                      mib(info_.device_total_bytes));
 }
 
-void DeviceForward::run(const Batch& batch, float* logits) { forward(batch, logits, nullptr); }
-
-void DeviceForward::run_greedy(const Batch& batch, std::int32_t* tokens) {
-  forward(batch, nullptr, tokens);
+void DeviceForward::run(const Batch& batch, float* logits) {
+  forward(batch, logits, nullptr, nullptr);
 }
 
-void DeviceForward::forward(const Batch& batch, float* logits, std::int32_t* tokens) {
+void DeviceForward::pick_tokens(const Batch& batch, const lpx_sampling_program* programs,
+                                std::int32_t* tokens) {
+  if (programs != nullptr && !device_sampling_) {
+    throw EngineError("backend '" + backend_.name() + "' cannot run sampling programs");
+  }
+  forward(batch, nullptr, tokens, programs);
+}
+
+void DeviceForward::forward(const Batch& batch, float* logits, std::int32_t* tokens,
+                            const lpx_sampling_program* programs) {
   const auto n_sequences = static_cast<std::uint32_t>(batch.sequences.size());
   for (std::uint32_t s = 0; s < n_sequences; ++s) {
     const BatchSequence& sequence = batch.sequences[s];
@@ -100,6 +108,7 @@ void DeviceForward::forward(const Batch& batch, float* logits, std::int32_t* tok
   args.output_rows = batch.output_rows.data();
   args.logits = logits;
   args.argmax = tokens;
+  args.sampling = programs;
   backend_.forward(model_, args);
 }
 

@@ -34,18 +34,22 @@ class DeviceForward final : public ForwardPass {
   std::uint32_t n_vocab() const noexcept override { return n_vocab_; }
   void run(const Batch& batch, float* logits) override;
   bool has_device_argmax() const noexcept override { return true; }
-  void run_greedy(const Batch& batch, std::int32_t* tokens) override;
+  bool has_device_sampling() const noexcept override { return device_sampling_; }
+  void pick_tokens(const Batch& batch, const lpx_sampling_program* programs,
+                   std::int32_t* tokens) override;
 
   // What the device holds, for the engine's start-up log line.
   std::string describe() const;
 
  private:
-  void forward(const Batch& batch, float* logits, std::int32_t* tokens);
+  void forward(const Batch& batch, float* logits, std::int32_t* tokens,
+               const lpx_sampling_program* programs);
 
   Backend& backend_;
   lpx_device_model* model_ = nullptr;
   lpx_device_model_info info_{};
   std::string device_name_;
+  bool device_sampling_;
   std::uint32_t n_vocab_;
   std::uint32_t table_stride_;  // blocks of the longest possible sequence
   std::vector<std::uint32_t> sequence_rows_;

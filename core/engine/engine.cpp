@@ -147,7 +147,8 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, LlamaW
   batch_.reserve(config_.batch_tokens, config_.max_sequences);
   batch_requests_.reserve(config_.max_sequences);
   logits_.resize(std::size_t{config_.max_sequences} * h_.n_vocab);
-  greedy_tokens_.resize(config_.max_sequences);
+  picked_tokens_.resize(config_.max_sequences);
+  programs_.resize(config_.max_sequences);
   running_.reserve(config_.max_sequences);
   spdlog::info("engine: {} ({} layers), backend '{}', context {} tokens, KV cache {} tokens "
                "({:.1f} MiB, f16, blocks of {}), up to {} sequences, {} tokens per step",
@@ -507,6 +508,22 @@ void Engine::build_batch() {
   }
 }
 
+Engine::TokenPick Engine::token_pick() const {
+  const auto every_row = [&](auto&& ok) {
+    return std::all_of(batch_requests_.begin(), batch_requests_.end(),
+                       [&](const Request* r) { return !r->logprobs && ok(*r->sampler); });
+  };
+  if (!forward_->has_device_argmax()) return TokenPick::host;
+  if (every_row([](const SamplerChain& s) { return s.is_plain_greedy(); })) {
+    return TokenPick::device_greedy;
+  }
+  if (forward_->has_device_sampling() &&
+      every_row([](const SamplerChain& s) { return s.has_program(); })) {
+    return TokenPick::device_program;
+  }
+  return TokenPick::host;
+}
+
 void Engine::step() {
   // Requests cancelled since the last step end before any work is done for them.
   for (auto& owned : running_) {
@@ -522,18 +539,17 @@ void Engine::step() {
   }
   build_batch();
   if (batch_.rows() == 0) return;
-  // Where every sampled row is plain greedy, the device picks the tokens and only their ids
-  // cross back (no logits copy).
-  const bool device_greedy =
-      forward_->has_device_argmax() &&
-      std::all_of(batch_requests_.begin(), batch_requests_.end(), [](const Request* r) {
-        return r->sampler->is_plain_greedy() && !r->logprobs;
-      });
+  const TokenPick pick = token_pick();
   try {
-    if (device_greedy) {
-      forward_->run_greedy(batch_, greedy_tokens_.data());
-    } else {
+    if (pick == TokenPick::host) {
       forward_->run(batch_, logits_.data());
+    } else if (pick == TokenPick::device_greedy) {
+      forward_->pick_tokens(batch_, nullptr, picked_tokens_.data());
+    } else {
+      for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
+        batch_requests_[o]->sampler->next_program(programs_[o]);
+      }
+      forward_->pick_tokens(batch_, programs_.data(), picked_tokens_.data());
     }
   } catch (const std::exception& e) {
     // A kernel failed: every request in the batch ends with the error; the cache rows they
@@ -565,8 +581,9 @@ void Engine::step() {
   for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
     Request& r = *batch_requests_[o];
     try {
-      const float* logits = device_greedy ? nullptr : logits_.data() + o * h_.n_vocab;
-      const std::int32_t token = device_greedy ? greedy_tokens_[o] : r.sampler->sample(logits);
+      const bool on_host = pick == TokenPick::host;
+      const float* logits = on_host ? logits_.data() + o * h_.n_vocab : nullptr;
+      const std::int32_t token = on_host ? r.sampler->sample(logits) : picked_tokens_[o];
       r.sampler->accept(token);
       tokens_generated_.fetch_add(1, std::memory_order_relaxed);
       deliver(r, token, logits);

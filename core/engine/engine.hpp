@@ -99,6 +99,10 @@ class Engine {
   void build_batch();
   void deliver(Request& request, std::int32_t token, const float* logits);
   void compute_logprobs(Request& request, std::int32_t token, const float* logits);
+  // Where this step's tokens are picked: on the host from the logits, or on the device (greedy,
+  // or every row's sampling program) when no row needs its logits, so only token ids cross.
+  enum class TokenPick { host, device_greedy, device_program };
+  TokenPick token_pick() const;
   void finish(Request& request, std::int32_t reason, std::string error = {},
               lpx_status_code code = LPX_ERR_INTERNAL);
   void release(Request& request);  // with mutex_ held
@@ -113,7 +117,8 @@ class Engine {
   Batch batch_;
   std::vector<Request*> batch_requests_;  // per output row of batch_
   std::vector<float> logits_;             // max_sequences x n_vocab
-  std::vector<std::int32_t> greedy_tokens_;  // max_sequences: tokens picked on the device
+  std::vector<std::int32_t> picked_tokens_;  // max_sequences: tokens picked on the device
+  std::vector<lpx_sampling_program> programs_;  // max_sequences: what the device runs to pick
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // the engine thread: work arrived or stop

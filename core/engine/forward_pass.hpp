@@ -10,6 +10,7 @@
 
 #include "engine/batch.hpp"
 #include "engine/engine_error.hpp"
+#include "lpx/kinds/sampling_program.h"
 
 namespace lpx::core {
 
@@ -20,15 +21,20 @@ class ForwardPass {
   // Writes the logits of batch.output_rows (in order) to logits[i * n_vocab]. Throws
   // EngineError when a kernel fails.
   virtual void run(const Batch& batch, float* logits) = 0;
-  // Whether run_greedy exists: the argmax computed where the logits are, only ids returned.
+  // Whether pick_tokens exists with programs = nullptr: the argmax computed where the logits
+  // are, only ids returned.
   virtual bool has_device_argmax() const noexcept { return false; }
-  // Writes the greedy token (the lowest id among equal maxima) of each output row to
-  // tokens[i]; only when has_device_argmax().
-  virtual void run_greedy(const Batch& batch, std::int32_t* tokens);
+  // Whether pick_tokens also runs sampling programs there.
+  virtual bool has_device_sampling() const noexcept { return false; }
+  // Writes the token each output row picks to tokens[i]: the greedy one (the lowest id among
+  // equal maxima) when `programs` is null, else the one programs[i] picks. Only where
+  // has_device_argmax() / has_device_sampling().
+  virtual void pick_tokens(const Batch& batch, const lpx_sampling_program* programs,
+                           std::int32_t* tokens);
 };
 
-inline void ForwardPass::run_greedy(const Batch&, std::int32_t*) {
-  throw EngineError("this forward pass has no device argmax");
+inline void ForwardPass::pick_tokens(const Batch&, const lpx_sampling_program*, std::int32_t*) {
+  throw EngineError("this forward pass cannot pick tokens on its device");
 }
 
 }  // namespace lpx::core

@@ -1,6 +1,7 @@
 #include "engine/sampler_chain.hpp"
 
 #include "engine/engine_error.hpp"
+#include "reference/sampling_program.hpp"
 
 namespace lpx::core {
 
@@ -22,8 +23,40 @@ SamplerChain::SamplerChain(std::vector<std::shared_ptr<PluginInstance>> links,
     }
     links_.push_back({std::move(instance), &api, state});
   }
-  plain_greedy_ = bias_.empty() && links_.size() == 1 &&
-                  links_[0].instance->library().description().name == "greedy";
+  describe_program();
+  plain_greedy_ = program_.n_ops == 1 && program_.ops[0].kind == LPX_SAMPLING_GREEDY;
+}
+
+void SamplerChain::describe_program() {
+  if (!bias_.empty() || links_.empty() || links_.size() > LPX_SAMPLING_MAX_OPS) return;
+  lpx_sampling_program program{};
+  for (Link& link : links_) {
+    lpx_sampling_op& op = program.ops[program.n_ops++];
+    if (link.api->standard_op == nullptr || link.api->standard_op(link.instance->raw(), &op) != 1) {
+      return;
+    }
+    if (op.kind == LPX_SAMPLING_DIST) {
+      if (link.api->draw_uniform == nullptr || link.state == nullptr) return;
+      draw_link_ = &link;
+    }
+  }
+  if (!reference::check_sampling_program(program).empty()) {
+    draw_link_ = nullptr;
+    return;
+  }
+  program_ = program;
+}
+
+void SamplerChain::next_program(lpx_sampling_program& out) {
+  out = program_;
+  if (draw_link_ != nullptr) {
+    const double u = draw_link_->api->draw_uniform(draw_link_->instance->raw(), draw_link_->state);
+    if (!(u >= 0 && u < 1)) {
+      throw EngineError("sampler '" + draw_link_->instance->library().description().name +
+                        "' drew " + std::to_string(u) + ", outside [0, 1)");
+    }
+    out.uniform = u;
+  }
 }
 
 SamplerChain::~SamplerChain() {

@@ -2,6 +2,10 @@
 // candidate buffer. sample() turns a row of logits into a token: logit bias first, then every
 // link's apply in order; the last link selects.
 //
+// A chain whose links all describe themselves as standard operations (and no logit bias) is
+// also a sampling program (lpx/kinds/sampling_program.h): a device backend can then pick the
+// token next to the logits, with the draw the chain's dist link would have made.
+//
 // Threading: one sequence, one thread at a time. sample() and accept() do not allocate.
 #pragma once
 
@@ -37,6 +41,12 @@ class SamplerChain {
   // True when sample() is the argmax of the raw logits (the lone `greedy` link, no logit bias):
   // a device backend may then pick the token itself and send back only its id.
   bool is_plain_greedy() const noexcept { return plain_greedy_; }
+  // True when the chain is a sampling program.
+  bool has_program() const noexcept { return program_.n_ops > 0; }
+  // This step's program: the chain's operations and the uniform its dist link would draw now
+  // (its generator advances exactly as in sample()). Only when has_program(). Throws
+  // EngineError when the dist link breaks its contract.
+  void next_program(lpx_sampling_program& out);
 
  private:
   struct Link {
@@ -44,10 +54,13 @@ class SamplerChain {
     const lpx_sampler_api* api;
     lpx_sampler_state* state;
   };
+  void describe_program();  // fills program_ when every link is a standard operation
   std::vector<Link> links_;
   std::vector<lpx_token_candidate> candidates_;
   std::vector<LogitBias> bias_;
   bool plain_greedy_ = false;
+  lpx_sampling_program program_{};  // n_ops = 0: not a program
+  Link* draw_link_ = nullptr;       // the dist link whose generator gives the program's uniform
 };
 
 }  // namespace lpx::core

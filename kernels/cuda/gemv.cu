@@ -12,6 +12,8 @@
 //  - Partial sums are f32 fma chains; warps reduce with shuffles, the group's warps through
 //    shared memory, in a fixed order. The result of a row does not depend on the batch size nor
 //    on the other rows of the batch (kRows changes with the batch, the per-row order does not).
+//  - A weight may be several matrices stacked by rows (a layer's q, k and v): each part's rows
+//    go to its own output buffer with its bias added (GemvOutput), so they cost one launch.
 // Data that does not meet the unit loads' alignment (quant_blocks.cuh), F32/F16/BF16 rows whose
 // length is not a multiple of 8, and activations that are not 16-byte aligned take a plain
 // per-element kernel with the same arithmetic per weight.
@@ -75,8 +77,18 @@ struct GemvArgs {
   std::int64_t rows;
   std::int64_t columns;
   const float* x;
-  float* y;
+  GemvOutput out;  // parts' rows add up to `rows`
 };
+
+// Output row `row` of activation row b: into its part's buffer, plus the part's bias (added in
+// f32 after the dot product, as the reference adds it after its matmul).
+__device__ __forceinline__ void store_output(const GemvOutput& out, int b, std::int64_t row,
+                                             float sum) {
+  int p = 0;
+  while (p + 1 < out.count && row >= out.parts[p].rows) row -= out.parts[p++].rows;
+  const GemvPart& part = out.parts[p];
+  part.y[b * part.rows + row] = part.bias != nullptr ? __fadd_rn(sum, part.bias[row]) : sum;
+}
 
 // The fast kernel: units, kRows rows per group, kBatch activation rows. Register budget: 64
 // for batches of 1 or 2 (8 blocks, 32 warps per SM, to keep many loads in flight), 128 above
@@ -134,7 +146,7 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
     const int r = value / kBatch, b = value % kBatch;
     const std::int64_t out_row =
         (static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) + g) * kRows + r;
-    if (out_row < a.rows) a.y[b * a.rows + out_row] = sum;
+    if (out_row < a.rows) store_output(a.out, b, out_row, sum);
   });
 }
 
@@ -154,7 +166,7 @@ __global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch)
     }
   }
   reduce_groups(acc, kThreads, [&](int, int b, float sum) {
-    if (b < batch) a.y[b * a.rows + r] = sum;
+    if (b < batch) store_output(a.out, b, r, sum);
   });
 }
 
@@ -189,8 +201,10 @@ void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream) {
 }
 
 template <typename F>
-void gemv_with(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream) {
-  const GemvArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.rows, w.columns, x, y};
+void gemv_with(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,
+               cudaStream_t stream) {
+  const GemvArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.rows, w.columns, x,
+                   out};
   if (!units_fit<F>(w) || !aligned(x, 16) || w.columns % 4 != 0) {
     gemv_elements<F><<<static_cast<unsigned>(w.rows), kThreads, 0, stream>>>(a, batch);
     return;
@@ -330,18 +344,36 @@ bool gemv_supports(std::int32_t type) noexcept {
   return with_format(type, [](auto) {});
 }
 
-// An unsupported type fills y with NaN (all bits set), so a missed gemv_supports check shows.
 void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream) {
-  if (w.rows <= 0 || batch <= 0) return;
+  GemvOutput out;
+  out.parts[0] = {y, w.rows, nullptr};
+  out.count = 1;
+  gemv(w, x, out, batch, stream);
+}
+
+// An unsupported type fills the outputs with NaN (all bits set), so a missed gemv_supports
+// check shows; so do parts that do not add up to the weight's rows.
+void gemv(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,
+          cudaStream_t stream) {
+  if (w.rows <= 0 || batch <= 0 || out.count <= 0 || out.count > kMaxGemvParts) return;
+  std::int64_t part_rows = 0;
+  for (int p = 0; p < out.count; ++p) part_rows += out.parts[p].rows;
   // Batches above kMaxGemvBatch run as several calls of at most kMaxGemvBatch rows.
   for (int done = 0; done < batch; done += kMaxGemvBatch) {
     const int n = std::min(kMaxGemvBatch, batch - done);
     const float* xs = x + static_cast<std::int64_t>(done) * w.columns;
-    float* ys = y + static_cast<std::int64_t>(done) * w.rows;
-    const bool supported = with_format(
-        w.type, [&](auto format) { gemv_with<decltype(format)>(w, xs, ys, n, stream); });
+    GemvOutput group = out;
+    for (int p = 0; p < out.count; ++p) group.parts[p].y += std::int64_t{done} * out.parts[p].rows;
+    const bool supported =
+        part_rows == w.rows && with_format(w.type, [&](auto format) {
+          gemv_with<decltype(format)>(w, xs, group, n, stream);
+        });
     if (!supported) {
-      (void)cudaMemsetAsync(ys, 0xFF, sizeof(float) * static_cast<std::size_t>(n * w.rows), stream);
+      for (int p = 0; p < out.count; ++p) {
+        (void)cudaMemsetAsync(group.parts[p].y, 0xFF,
+                              sizeof(float) * static_cast<std::size_t>(n * out.parts[p].rows),
+                              stream);
+      }
     }
   }
 }

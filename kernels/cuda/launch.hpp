@@ -15,6 +15,7 @@
 
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
+#include <lpx/kinds/sampling_program.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,24 @@ bool gemv_supports(std::int32_t type) noexcept;
 // `batch` rows, and a row's result does not depend on the batch size. y must not alias x. An
 // unsupported type fills y with NaN (the launchers return nothing; NaN cannot go unnoticed).
 void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream);
+
+// A weight of several matrices stacked by rows (a layer's q, k and v, sharing type and
+// columns) multiplied in one launch: part p's rows go to its own buffer, plus its bias.
+inline constexpr int kMaxGemvParts = 3;
+struct GemvPart {
+  float* y = nullptr;           // batch rows of `rows` floats
+  std::int64_t rows = 0;        // output rows of this part
+  const float* bias = nullptr;  // `rows` floats added to every output row, or null
+};
+struct GemvOutput {
+  GemvPart parts[kMaxGemvParts];
+  int count = 0;  // 1..kMaxGemvParts; the parts' rows add up to w.rows
+};
+// As gemv above, output row r of the stack going to the part holding it: parts[p].y[b *
+// parts[p].rows + (r - rows of the parts before p)] = dot + bias. Parts that do not add up to
+// w.rows (or an unsupported type) fill every part with NaN.
+void gemv(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,
+          cudaStream_t stream);
 
 // Rows [row_begin, row_begin + rows) of w dequantized to f16, row-major (rows x w.columns),
 // into `out`: the A operand of the cuBLAS path for prefill and large batches.
@@ -97,6 +116,20 @@ struct RopeArgs {
 void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,
           const RopeArgs& args, cudaStream_t stream);
 
+struct RopeStoreArgs {
+  float* q = nullptr;  // rows x q_heads x head_dim, rotated in place
+  float* k = nullptr;  // rows x kv_heads x head_dim, rotated in place
+  const float* v = nullptr;
+  int rows = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
+  const std::int32_t* positions = nullptr;  // rows cache positions
+  std::uint16_t* k_pool = nullptr;          // f16 pools, kv_heads * head_dim values per slot
+  std::uint16_t* v_pool = nullptr;
+  const std::int32_t* slots = nullptr;      // rows slots; a negative slot stores nothing
+};
+// rope(q), rope(k), then kv_store(k, v) in one launch, bit for bit the same results: the
+// attention prologue of a decode step.
+void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t stream);
+
 // --- paged KV cache and attention (attention.cu) --------------------------------------------
 
 // Writes row r of k and v (each `width` = n_kv_heads x head_dim f32) as f16 into slot
@@ -136,5 +169,44 @@ void attention(const AttentionArgs& args, cudaStream_t stream);
 
 // out[r] = the index of the largest logits[r * n + i] (the lowest index among equals).
 void argmax_rows(const float* logits, int rows, int n, std::int32_t* out, cudaStream_t stream);
+
+// --- sampling programs (sampling_program.cu) ------------------------------------------------
+
+// out[r] = the token programs[r] picks from row r of logits (rows x n, 1 <= n <= 2^30), as
+// reference::run_sampling_program would; programs holds `rows` programs, each passing
+// reference::check_sampling_program (an invalid one gives -1 where the reference does, else
+// some token in [0, n)). One thread block per row, no scratch memory. Deterministic: a row's token
+// depends only on its logits and program, not on the other rows or on timing.
+//
+// Exactness: the reference's candidate order (equal logits by ascending id; +0 equals -0),
+// temperatures (float divisions in program order) and probabilities (float(exp(l - max) / sum)).
+// The softmax sum is exact (fixed point, then rounded) and running sums of probabilities are
+// exact (2^-62 units), where the reference adds in double in candidate order; that can move one
+// of its probabilities to the neighbouring float and its running sums by n * 2^-53. So a top-p or
+// dist decision can differ from the reference's only where the reference's running sum at the
+// decision lies within 2^-22 * threshold + n * 2^-51 of its threshold (p, or uniform * the sum
+// of the probabilities) -- far rarer than that bound suggests, as a probability moves only when
+// the reference's own rounding carries it across a float boundary -- and a min-p decision only
+// where a logit lies within 2 ulp (double) of the threshold (log may round the other way).
+//
+// Non-finite logits: -inf has probability 0. A NaN ranks after every number, has probability 0
+// and fails min-p (the reference is undefined there). Where the largest current logit is +inf,
+// or every candidate is -inf, the reference's probabilities are NaN: top-p keeps every
+// candidate and dist picks the last, here too. At least one candidate always remains.
+//
+// Cost, per row, in passes over its n logits: greedy and temperature 0, one (the first candidate,
+// found once); temperature T > 0, none; top-k, one radix descent (a pass per level: five for
+// vocabularies above 4096 tokens); top-p and dist, one pass for the softmax sum and a descent;
+// min-p, one pass (and a descent where min_keep decides). Candidates, or the part of them a
+// descent has narrowed to, that number 1024 or fewer are gathered once into shared memory; later
+// passes read only them.
+void sample_rows(const float* logits, int rows, int n, const lpx_sampling_program* programs,
+                 std::int32_t* out, cudaStream_t stream);
+
+// sample_rows' algorithm on the host, for one row of n logits in host memory: the same keys,
+// descents and integer sums, with the host's exp and log. It lets tests check the algorithm where
+// no GPU is usable; it can differ from sample_rows only where exp or log round differently, within
+// the bounds above.
+std::int32_t sample_row_on_host(const float* logits, int n, const lpx_sampling_program& program);
 
 }  // namespace lpx::kernels::cuda

@@ -13,7 +13,7 @@
 //                 the n % 8 tail takes exp in double rounded to f32 (the correctly rounded f32
 //                 exp) where the reference calls the C library's expf; glibc's differs from it
 //                 by one ulp for ~0.06% of inputs.
-//   rope          theta built by the same chain of f32 products, theta_scale computed on the
+//   rope, rope_and_store   theta built by the same chain of f32 products, theta_scale computed on the
 //                 host by the same std::pow call; cos and sin in double rounded to f32 (correctly
 //                 rounded) where the reference calls the C library's cosf/sinf, which glibc 2.36
 //                 gets one ulp off for ~1% of angles: c and s may differ by one ulp.
@@ -109,35 +109,86 @@ __global__ void swiglu_kernel(const float* gate, const float* up, float* out, st
   }
 }
 
-// One block per row; a thread per dim pair computes its angle once and rotates that pair in
-// every head. theta_i = position * theta_scale^i is built by i successive f32 products, as the
-// reference builds it (a pow per pair would round differently).
+struct RopeShape {
+  int pairs;  // n_rot / 2
+  bool neox;
+  float theta_scale, freq_scale;
+  const float* freq_factors;
+};
+
+// Rotates dim pair i of `heads` consecutive heads of one row at `position`. theta_i = position *
+// theta_scale^i is built by i successive f32 products, as the reference builds it (a pow per
+// pair would round differently).
+__device__ void rotate_pair(float* row, int heads, int head_dim, float position, int i,
+                            const RopeShape& r) {
+  float theta = position;
+  for (int k = 0; k < i; ++k) theta = mul_rn(theta, r.theta_scale);
+  const float factor = r.freq_factors != nullptr ? r.freq_factors[i] : 1.0f;
+  const float angle = mul_rn(r.freq_scale, div_rn(theta, factor));
+  double sin_d = 0.0;
+  double cos_d = 0.0;
+  sincos(static_cast<double>(angle), &sin_d, &cos_d);
+  const auto c = static_cast<float>(cos_d);
+  const auto s = static_cast<float>(sin_d);
+  const int first = r.neox ? i : 2 * i;
+  const int second = r.neox ? i + r.pairs : 2 * i + 1;
+  for (int h = 0; h < heads; ++h) {
+    float* head = row + static_cast<std::size_t>(h) * head_dim;
+    const float x0 = head[first];
+    const float x1 = head[second];
+    head[first] = fmaf(x0, c, -mul_rn(x1, s));
+    head[second] = fmaf(x0, s, mul_rn(x1, c));
+  }
+}
+
+// One block per row; a thread per dim pair rotates that pair in every head.
 __global__ void __launch_bounds__(kRopeThreads)
-    rope_kernel(float* x, int heads, int head_dim, const std::int32_t* positions, int pairs,
-                bool neox, float theta_scale, float freq_scale, const float* freq_factors) {
+    rope_kernel(float* x, int heads, int head_dim, const std::int32_t* positions, RopeShape r) {
   const int row = blockIdx.x;
   const auto position = static_cast<float>(positions[row]);
-  for (int i = threadIdx.x; i < pairs; i += kRopeThreads) {
-    float theta = position;
-    for (int k = 0; k < i; ++k) theta = mul_rn(theta, theta_scale);
-    const float factor = freq_factors != nullptr ? freq_factors[i] : 1.0f;
-    const float angle = mul_rn(freq_scale, div_rn(theta, factor));
-    double sin_d = 0.0;
-    double cos_d = 0.0;
-    sincos(static_cast<double>(angle), &sin_d, &cos_d);
-    const auto c = static_cast<float>(cos_d);
-    const auto s = static_cast<float>(sin_d);
-
-    const int first = neox ? i : 2 * i;
-    const int second = neox ? i + pairs : 2 * i + 1;
-    for (int h = 0; h < heads; ++h) {
-      float* head = x + (static_cast<std::size_t>(row) * heads + h) * head_dim;
-      const float x0 = head[first];
-      const float x1 = head[second];
-      head[first] = fmaf(x0, c, -mul_rn(x1, s));
-      head[second] = fmaf(x0, s, mul_rn(x1, c));
-    }
+  float* x_row = x + static_cast<std::size_t>(row) * heads * head_dim;
+  for (int i = threadIdx.x; i < r.pairs; i += kRopeThreads) {
+    rotate_pair(x_row, heads, head_dim, position, i, r);
   }
+}
+
+// rope of a row's q and k heads, then its k and v into their KV slot as f16: rope() twice and
+// kv_store() in one launch, with the same arithmetic (the pair's angle is computed once for
+// q and once for k, as the separate launches compute it).
+__global__ void __launch_bounds__(kRopeThreads)
+    rope_store_kernel(RopeStoreArgs a, RopeShape r) {
+  const int row = blockIdx.x;
+  const auto position = static_cast<float>(a.positions[row]);
+  const int kv_width = a.kv_heads * a.head_dim;
+  float* q_row = a.q + static_cast<std::size_t>(row) * a.q_heads * a.head_dim;
+  float* k_row = a.k + static_cast<std::size_t>(row) * kv_width;
+  for (int i = threadIdx.x; i < r.pairs; i += kRopeThreads) {
+    rotate_pair(q_row, a.q_heads, a.head_dim, position, i, r);
+    rotate_pair(k_row, a.kv_heads, a.head_dim, position, i, r);
+  }
+  const std::int32_t slot = a.slots[row];
+  if (slot < 0) return;  // stores nothing, as kv_store (no barrier follows)
+  __syncthreads();       // every rotated k value written before it is stored
+  const float* v_row = a.v + static_cast<std::size_t>(row) * kv_width;
+  const std::size_t base = static_cast<std::size_t>(slot) * kv_width;
+  for (int i = threadIdx.x; i < kv_width; i += kRopeThreads) {
+    a.k_pool[base + i] = detail::f32_to_f16_bits(k_row[i]);
+    a.v_pool[base + i] = detail::f32_to_f16_bits(v_row[i]);
+  }
+}
+
+// The rope arguments checked and turned into the kernels' shape; false when invalid.
+bool rope_shape(const RopeArgs& args, int head_dim, RopeShape& shape) {
+  const bool mode_known = args.mode == LPX_ROPE_NORMAL || args.mode == LPX_ROPE_NEOX;
+  if (!mode_known || args.n_rot < 0 || args.n_rot % 2 != 0 || args.n_rot > head_dim) return false;
+  // reference::rope_row's std::pow(float, float) is the C library's powf: the same bits here.
+  shape.theta_scale =
+      args.n_rot == 0 ? 1.0f : powf(args.freq_base, -2.0f / static_cast<float>(args.n_rot));
+  shape.pairs = args.n_rot / 2;
+  shape.neox = args.mode == LPX_ROPE_NEOX;
+  shape.freq_scale = args.freq_scale;
+  shape.freq_factors = args.freq_factors;
+  return true;
 }
 
 }  // namespace
@@ -171,16 +222,22 @@ void swiglu(const float* gate, const float* up, float* out, std::size_t n, cudaS
 void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,
           const RopeArgs& args, cudaStream_t stream) {
   if (rows <= 0 || heads <= 0 || args.n_rot == 0) return;
-  const bool mode_known = args.mode == LPX_ROPE_NORMAL || args.mode == LPX_ROPE_NEOX;
-  if (!mode_known || args.n_rot < 0 || args.n_rot % 2 != 0 || args.n_rot > head_dim) {
+  RopeShape shape{};
+  if (!rope_shape(args, head_dim, shape)) {
     detail::report_invalid_arguments(stream);
     return;
   }
-  // reference::rope_row's std::pow(float, float) is the C library's powf: the same bits here.
-  const float theta_scale = powf(args.freq_base, -2.0f / static_cast<float>(args.n_rot));
-  rope_kernel<<<rows, kRopeThreads, 0, stream>>>(x, heads, head_dim, positions, args.n_rot / 2,
-                                                 args.mode == LPX_ROPE_NEOX, theta_scale,
-                                                 args.freq_scale, args.freq_factors);
+  rope_kernel<<<rows, kRopeThreads, 0, stream>>>(x, heads, head_dim, positions, shape);
+}
+
+void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t stream) {
+  if (a.rows <= 0) return;
+  RopeShape shape{};
+  if (a.q_heads <= 0 || a.kv_heads <= 0 || a.head_dim <= 0 || !rope_shape(args, a.head_dim, shape)) {
+    detail::report_invalid_arguments(stream);
+    return;
+  }
+  rope_store_kernel<<<a.rows, kRopeThreads, 0, stream>>>(a, shape);
 }
 
 }  // namespace lpx::kernels::cuda

@@ -4,7 +4,7 @@
 
 #include <lpx/cpp/plugin.hpp>
 
-#include "candidates_math.hpp"
+#include "reference/sampling_ops.hpp"
 
 namespace {
 
@@ -32,20 +32,16 @@ class Dist final : public lpx::Sampler {
   void apply(lpx::SamplerState* state, lpx_candidates& c) override {
     if (state == nullptr) throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "dist needs a sequence state");
     if (c.size == 0) throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "no candidates to pick from");
-    lpx::samplers::softmax(c);
-    double sum = 0;
-    for (std::size_t i = 0; i < c.size; ++i) sum += static_cast<double>(c.data[i].p);
-    const double target = static_cast<Generator*>(state)->uniform() * sum;
-    double cumulative = 0;
-    std::size_t chosen = c.size - 1;  // rounding can leave target just above the last sum
-    for (std::size_t i = 0; i < c.size; ++i) {
-      cumulative += static_cast<double>(c.data[i].p);
-      if (target < cumulative) {
-        chosen = i;
-        break;
-      }
-    }
-    c.selected = static_cast<std::int64_t>(chosen);
+    lpx::samplers::select_by_probability(c, static_cast<Generator*>(state)->uniform());
+  }
+
+  bool standard_op(lpx_sampling_op& op) const noexcept override {
+    op = {LPX_SAMPLING_DIST, 0, 0.0};
+    return true;
+  }
+  // The draw apply() would make: a device running the chain as a program uses it instead.
+  double draw_uniform(lpx::SamplerState* state) noexcept override {
+    return state == nullptr ? 0.0 : static_cast<Generator*>(state)->uniform();
   }
 
   void reset(lpx::SamplerState* state) noexcept override {

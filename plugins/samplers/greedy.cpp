@@ -2,6 +2,8 @@
 // Deterministic and stateless; the reference for token-exact comparisons with other engines.
 #include <lpx/cpp/plugin.hpp>
 
+#include "reference/sampling_ops.hpp"
+
 namespace {
 
 class Greedy final : public lpx::Sampler {
@@ -9,16 +11,14 @@ class Greedy final : public lpx::Sampler {
   explicit Greedy(const lpx::Options&) {}
 
   void apply(lpx::SamplerState*, lpx_candidates& candidates) override {
-    if (candidates.size == 0) throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "no candidates to pick from");
-    if (candidates.sorted) {  // already in descending order: the first is the best
-      candidates.selected = 0;
-      return;
+    if (!lpx::samplers::select_greedy(candidates)) {
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "no candidates to pick from");
     }
-    size_t best = 0;
-    for (size_t i = 1; i < candidates.size; ++i) {
-      if (candidates.data[i].logit > candidates.data[best].logit) best = i;
-    }
-    candidates.selected = static_cast<int64_t>(best);
+  }
+
+  bool standard_op(lpx_sampling_op& op) const noexcept override {
+    op = {LPX_SAMPLING_GREEDY, 0, 0.0};
+    return true;
   }
 };
 

@@ -1,9 +1,7 @@
 // min-p: keeps the tokens at least p times as likely as the most likely one.
-#include <cmath>
-
 #include <lpx/cpp/plugin.hpp>
 
-#include "candidates_math.hpp"
+#include "reference/sampling_ops.hpp"
 
 namespace {
 
@@ -13,15 +11,12 @@ class MinP final : public lpx::Sampler {
       : p_(options.get_float("p")), min_keep_(static_cast<std::size_t>(options.get_int("min_keep"))) {}
 
   void apply(lpx::SamplerState*, lpx_candidates& c) override {
-    if (p_ <= 0.0 || c.size == 0) return;
-    lpx::samplers::sort_descending(c);
-    // p_i >= p * p_max  <=>  logit_i >= logit_max + log(p): no softmax needed.
-    const double threshold = static_cast<double>(c.data[0].logit) + std::log(p_);
-    std::size_t keep = 0;
-    while (keep < c.size && static_cast<double>(c.data[keep].logit) >= threshold) ++keep;
-    c.size = std::max(keep, std::min(min_keep_, c.size));
-    c.selected = -1;
-    c.has_probabilities = 0;
+    lpx::samplers::apply_min_p(c, p_, min_keep_);
+  }
+
+  bool standard_op(lpx_sampling_op& op) const noexcept override {
+    op = {LPX_SAMPLING_MIN_P, static_cast<std::uint32_t>(min_keep_), p_};
+    return true;
   }
 
  private:

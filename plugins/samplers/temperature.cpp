@@ -1,9 +1,7 @@
 // temperature: divides the logits by T. T = 0 keeps only the most likely token (greedy).
-#include <limits>
-
 #include <lpx/cpp/plugin.hpp>
 
-#include "candidates_math.hpp"
+#include "reference/sampling_ops.hpp"
 
 namespace {
 
@@ -13,12 +11,12 @@ class Temperature final : public lpx::Sampler {
       : temperature_(static_cast<float>(options.get_float("temperature"))) {}
 
   void apply(lpx::SamplerState*, lpx_candidates& c) override {
-    c.has_probabilities = 0;
-    if (temperature_ > 0) {
-      for (std::size_t i = 0; i < c.size; ++i) c.data[i].logit /= temperature_;
-      return;
-    }
-    lpx::samplers::keep_top(c, c.size == 0 ? 0 : 1);
+    lpx::samplers::apply_temperature(c, temperature_);
+  }
+
+  bool standard_op(lpx_sampling_op& op) const noexcept override {
+    op = {LPX_SAMPLING_TEMPERATURE, 0, static_cast<double>(temperature_)};
+    return true;
   }
 
  private:

@@ -1,7 +1,7 @@
 // top-k: keeps the k most likely tokens (0 = all).
 #include <lpx/cpp/plugin.hpp>
 
-#include "candidates_math.hpp"
+#include "reference/sampling_ops.hpp"
 
 namespace {
 
@@ -9,10 +9,11 @@ class TopK final : public lpx::Sampler {
  public:
   explicit TopK(const lpx::Options& options) : k_(static_cast<std::size_t>(options.get_int("k"))) {}
 
-  void apply(lpx::SamplerState*, lpx_candidates& c) override {
-    if (k_ == 0) return;
-    lpx::samplers::keep_top(c, k_);
-    c.has_probabilities = 0;
+  void apply(lpx::SamplerState*, lpx_candidates& c) override { lpx::samplers::apply_top_k(c, k_); }
+
+  bool standard_op(lpx_sampling_op& op) const noexcept override {
+    op = {LPX_SAMPLING_TOP_K, static_cast<std::uint32_t>(k_), 0.0};
+    return true;
   }
 
  private:

@@ -1,7 +1,7 @@
 // top-p (nucleus): keeps the most likely tokens whose probabilities add up to at least p.
 #include <lpx/cpp/plugin.hpp>
 
-#include "candidates_math.hpp"
+#include "reference/sampling_ops.hpp"
 
 namespace {
 
@@ -11,20 +11,12 @@ class TopP final : public lpx::Sampler {
       : p_(options.get_float("p")), min_keep_(static_cast<std::size_t>(options.get_int("min_keep"))) {}
 
   void apply(lpx::SamplerState*, lpx_candidates& c) override {
-    if (p_ >= 1.0 || c.size == 0) return;
-    lpx::samplers::softmax(c);
-    double cumulative = 0;
-    std::size_t keep = c.size;
-    for (std::size_t i = 0; i < c.size; ++i) {
-      cumulative += static_cast<double>(c.data[i].p);
-      if (cumulative >= p_ && i + 1 >= min_keep_) {
-        keep = i + 1;
-        break;
-      }
-    }
-    c.size = keep;
-    c.selected = -1;
-    c.has_probabilities = 0;  // the kept probabilities no longer sum to 1
+    lpx::samplers::apply_top_p(c, p_, min_keep_);
+  }
+
+  bool standard_op(lpx_sampling_op& op) const noexcept override {
+    op = {LPX_SAMPLING_TOP_P, static_cast<std::uint32_t>(min_keep_), p_};
+    return true;
   }
 
  private:

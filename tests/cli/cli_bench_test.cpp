@@ -48,5 +48,32 @@ TEST(CliBench, TheTableAndASyntheticModel) {
   EXPECT_NE(bad.err.find("unknown shape 'gpt-5'"), std::string::npos) << bad.err;
 }
 
+// --sample: every request samples with the given settings, which the report names; a setting
+// the samplers refuse, or an unknown key, is an error before anything is measured.
+TEST(CliBench, SampledDecodingIsMeasuredAndNamed) {
+  ASSERT_TRUE(std::filesystem::exists(kTiny)) << kTiny;
+  CommandResult r = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "8", "-n", "6",
+                             "--reps", "1", "--sample", "temperature=0.8", "top_p=0.95", "seed=7",
+                             "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const boost::json::array items = boost::json::parse(r.out).as_array();
+  ASSERT_EQ(items.size(), 2u) << r.out;
+  EXPECT_EQ(items[1].as_object().at("sampling").as_string(),
+            "sampled (temperature=0.8 top_p=0.95 seed=7)");
+  CommandResult greedy = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "8",
+                                  "-n", "4", "--reps", "1"});
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
+  EXPECT_NE(greedy.out.find("tokens: greedy"), std::string::npos) << greedy.out;
+
+  CommandResult unknown = run_lpx({"bench", "--model", kTiny, "--sample", "warmth=2"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("'warmth=2' is not one of temperature"), std::string::npos)
+      << unknown.err;
+  CommandResult refused = run_lpx({"bench", "--model", kTiny, "-p", "8", "-n", "4", "--reps", "1",
+                                   "--sample", "top_p=1.5"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("top_p = 1.5 is invalid"), std::string::npos) << refused.err;
+}
+
 }  // namespace
 }  // namespace lpx::test

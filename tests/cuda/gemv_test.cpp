@@ -296,6 +296,55 @@ TEST_P(GemvTypes, LargerBatchesRunInChunks) {
   }
 }
 
+// A stack of three matrices (q, k, v of a layer) in one launch: each part's rows land in its
+// own buffer with its bias added, bit for bit what a gemv per part plus the bias gives, for
+// every batch up to 11 (two groups of rows).
+TEST_P(GemvTypes, StackedPartsEqualOneGemvPerPartPlusBias) {
+  LPX_REQUIRE_GPU();
+  const std::int32_t type = GetParam();
+  matmul_test::Random random(4000u + static_cast<std::uint32_t>(type));
+  const std::size_t columns = block_of(type) == 256 ? 512 : 576;
+  const std::size_t part_rows[] = {64, 16, 24};
+  const std::size_t rows = 64 + 16 + 24, batch = 11;
+  const std::vector<std::uint8_t> w_host = random_weights(random, type, rows, columns);
+  const std::vector<float> x_host = random.activations(batch, columns);
+  const DeviceBytes w = upload_bytes(w_host, 0);
+  const DeviceBuffer<float> x(x_host);
+  const DeviceWeight stack = device_weight(type, w, rows, columns);
+  std::vector<DeviceBuffer<float>> separate, stacked, biases;
+  GemvOutput out;
+  std::size_t first_row = 0;
+  for (int p = 0; p < 3; ++p) {
+    const std::size_t n = part_rows[p];
+    separate.emplace_back(std::vector<float>(batch * n, nan_sentinel()));
+    stacked.emplace_back(std::vector<float>(batch * n, nan_sentinel()));
+    biases.emplace_back(random.activations(1, n));
+    DeviceWeight part = stack;
+    part.data = static_cast<const std::uint8_t*>(w.data()) + first_row * stack.row_bytes;
+    part.rows = static_cast<std::int64_t>(n);
+    gemv(part, x.get(), separate[p].get(), static_cast<int>(batch), nullptr);
+    add_bias(separate[p].get(), biases[p].get(), static_cast<int>(batch), static_cast<int>(n),
+             nullptr);
+    out.parts[p] = {stacked[p].get(), static_cast<std::int64_t>(n),
+                    p == 1 ? nullptr : biases[p].get()};
+    first_row += n;
+  }
+  out.count = 3;
+  gemv(stack, x.get(), out, static_cast<int>(batch), nullptr);
+  // Part 1 ran without its bias in the stack: add it the same way.
+  add_bias(stacked[1].get(), biases[1].get(), static_cast<int>(batch), 16, nullptr);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_TRUE(matmul_test::same_bits(stacked[p].download(), separate[p].download()))
+        << type_name(type) << " part " << p;
+  }
+  // Parts that do not add up to the stack's rows: NaN everywhere, nothing else written.
+  out.parts[2].rows = 23;
+  gemv(stack, x.get(), out, 1, nullptr);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(std::isnan(stacked[0].download()[0]));
+}
+
 // dequantize_rows_f16 gives half(reference value) bit for bit; embed_rows the reference value.
 // The fast path (aligned) and the fallback (weights and outputs off alignment) alike.
 TEST_P(GemvTypes, DequantizeAndEmbedAreExact) {

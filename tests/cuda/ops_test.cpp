@@ -256,6 +256,57 @@ TEST(CudaOps, KvStoreRoundsLikeTheReferenceAndSkipsNegativeSlots) {
   }
 }
 
+// The fused attention prologue: bit for bit what rope(q), rope(k) and kv_store(k, v) give,
+// in both modes, with GQA head counts, a partial rotation and a negative (skipped) slot.
+TEST(CudaOps, RopeAndStoreEqualsRopeTwiceThenKvStore) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(16);
+  const int rows = 3, q_heads = 9, kv_heads = 3, head_dim = 64, width = kv_heads * head_dim;
+  const std::vector<std::int32_t> positions = {5, 0, 4000};
+  const std::vector<std::int32_t> slots = {17, -1, 40};
+  const std::vector<std::uint16_t> pool(std::size_t{48} * width, 0xABCD);
+  DeviceBuffer<std::int32_t> d_positions(positions), d_slots(slots);
+  for (int mode : {LPX_ROPE_NORMAL, LPX_ROPE_NEOX}) {
+    for (int n_rot : {head_dim, head_dim / 2}) {
+      SCOPED_TRACE(::testing::Message() << "mode " << mode << " n_rot " << n_rot);
+      const std::vector<float> q = normal(rng, std::size_t(rows) * q_heads * head_dim, 2.0f);
+      const std::vector<float> k = normal(rng, std::size_t(rows) * width, 2.0f);
+      const std::vector<float> v = normal(rng, std::size_t(rows) * width, 2.0f);
+      RopeArgs args;
+      args.mode = mode;
+      args.n_rot = n_rot;
+      args.freq_base = 10000.0f;
+      // Separate launches.
+      DeviceBuffer<float> q1(q), k1(k), v1(v);
+      DeviceBuffer<std::uint16_t> kp1(pool), vp1(pool);
+      rope(q1.get(), rows, q_heads, head_dim, d_positions.get(), args, nullptr);
+      rope(k1.get(), rows, kv_heads, head_dim, d_positions.get(), args, nullptr);
+      kv_store(k1.get(), v1.get(), kp1.get(), vp1.get(), d_slots.get(), rows, width, nullptr);
+      // One launch.
+      DeviceBuffer<float> q2(q), k2(k), v2(v);
+      DeviceBuffer<std::uint16_t> kp2(pool), vp2(pool);
+      RopeStoreArgs a;
+      a.q = q2.get();
+      a.k = k2.get();
+      a.v = v2.get();
+      a.rows = rows;
+      a.q_heads = q_heads;
+      a.kv_heads = kv_heads;
+      a.head_dim = head_dim;
+      a.positions = d_positions.get();
+      a.k_pool = kp2.get();
+      a.v_pool = vp2.get();
+      a.slots = d_slots.get();
+      rope_and_store(a, args, nullptr);
+      ASSERT_TRUE(finished());
+      EXPECT_EQ(q2.download(), q1.download());
+      EXPECT_EQ(k2.download(), k1.download());
+      EXPECT_EQ(kp2.download(), kp1.download());
+      EXPECT_EQ(vp2.download(), vp1.download());
+    }
+  }
+}
+
 // The lowest index of the largest value; NaN ranks below everything.
 std::int32_t host_argmax(const float* row, int n) {
   int best = 0;

@@ -2,10 +2,12 @@
 // GPU, through the test-device backend (tests/test_plugins/test_device_backend.cpp): its model
 // reads each sequence's history back through the block tables the engine sends and predicts
 // next = (sum of the history + 1) mod n_vocab, so any wrong table, position or row mapping
-// changes the tokens. Plain greedy requests take the device-argmax path (only ids cross);
-// other sampler chains get the logits.
+// changes the tokens. Plain greedy requests take the device-argmax path and chains of standard
+// links run as sampling programs on the device (only ids cross); other chains, and requests
+// that want log-probabilities, get the logits and sample on the host.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "engine_test_support.hpp"
@@ -65,7 +67,7 @@ TEST_F(DeviceForwardEngine, GreedyTokensComeFromTheDeviceThroughTheBlockTables) 
   EXPECT_EQ(g.tokens, expected);
 }
 
-TEST_F(DeviceForwardEngine, OtherSamplerChainsGetTheLogits) {
+TEST_F(DeviceForwardEngine, ChainsOfStandardLinksPickOnTheDevice) {
   core::EngineConfig config;
   config.context_size = 256;
   auto engine = host_.engine(tiny_llama_path(), "test-device", {"top-k", "greedy"}, config);
@@ -74,6 +76,63 @@ TEST_F(DeviceForwardEngine, OtherSamplerChainsGetTheLogits) {
   const Generation g = run(*engine, prompt, 20);
   ASSERT_TRUE(g.error.empty()) << g.error;
   EXPECT_EQ(g.tokens, expected_tokens(prompt, 20));
+}
+
+// A seeded request with temperature, top_k and top_p: the device runs the chain as a program
+// with the draws of the chain's own generator, so it picks exactly what the host picks from
+// the same logits (a request for log-probabilities needs the logits: it samples on the host).
+TEST_F(DeviceForwardEngine, SampledTokensFromTheDeviceEqualTheHostsDrawForDraw) {
+  core::EngineConfig config;
+  config.context_size = 256;
+  config.max_sequences = 3;
+  auto engine = host_.engine(tiny_llama_path(), "test-device", {"greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  const auto sample = [&](std::uint64_t seed, bool on_host) {
+    const auto prompt = prompt_of(9, static_cast<std::int32_t>(seed));
+    lpx_sampling_overrides sampling{};
+    sampling.struct_size = sizeof(sampling);
+    sampling.set = LPX_SET_TEMPERATURE | LPX_SET_TOP_K | LPX_SET_TOP_P | LPX_SET_SEED;
+    sampling.temperature = 1.2;
+    sampling.top_k = 30;
+    sampling.top_p = 0.95;
+    sampling.seed = seed;
+    lpx_request request{};
+    request.struct_size = sizeof(request);
+    request.prompt_tokens = prompt.data();
+    request.prompt_token_count = prompt.size();
+    request.max_tokens = 25;
+    request.sampling = &sampling;
+    request.logprobs = on_host ? 1 : 0;
+    request.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+    return generate(*engine, request);
+  };
+  for (std::uint64_t seed : {11u, 12u, 13u}) {
+    const Generation device = sample(seed, false);
+    const Generation host = sample(seed, true);
+    ASSERT_TRUE(device.error.empty()) << device.error;
+    ASSERT_TRUE(host.error.empty()) << host.error;
+    ASSERT_EQ(device.tokens.size(), 25u);
+    EXPECT_EQ(device.tokens, host.tokens) << "seed " << seed;
+    // The logits fall off by 0.5 per token of distance from the model's prediction: at T = 1.2
+    // the prediction itself has about a fifth of the mass, so sampling leaves it often.
+    const auto prompt = prompt_of(9, static_cast<std::int32_t>(seed));
+    EXPECT_NE(device.tokens, expected_tokens(prompt, 25)) << "seed " << seed << " never sampled";
+  }
+}
+
+TEST_F(DeviceForwardEngine, ChainsThatAreNotProgramsGetTheLogits) {
+  core::EngineConfig config;
+  config.context_size = 256;
+  auto engine =
+      host_.engine(tiny_llama_path(), "test-device", {"penalties", "greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+  // Penalties on repeats only; the model's predictions do not repeat in 20 tokens here.
+  const auto prompt = prompt_of(7, 3);
+  const auto expected = expected_tokens(prompt, 20);
+  ASSERT_EQ(std::set<std::int32_t>(expected.begin(), expected.end()).size(), expected.size());
+  const Generation g = run(*engine, prompt, 20);
+  ASSERT_TRUE(g.error.empty()) << g.error;
+  EXPECT_EQ(g.tokens, expected);
 }
 
 // Eight requests on three slots with chunked prefill: sequences join and leave, share the

@@ -1,15 +1,19 @@
 // test-device: a device backend (ABI 1.4 model_load / model_forward) with no device, so the
-// engine's device path — block tables, sequence rows, output rows, device-side greedy — runs
-// in CI without a GPU. Its "model" keeps one token per KV slot, written through the block
-// tables the engine sends, and predicts next = (sum of the sequence's tokens read back through
-// those tables, the current row's included, + 1) mod n_vocab. A wrong block table, position
-// or row mapping reads back a wrong history and changes the tokens; a broken invariant of
-// lpx_forward_args fails the step with the reason, and so does the token n_vocab - 1 (how the
-// tests make a step fail).
+// engine's device path — block tables, sequence rows, output rows, device-side greedy and
+// sampling programs — runs in CI without a GPU. Its "model" keeps one token per KV slot,
+// written through the block tables the engine sends, and predicts next = (sum of the
+// sequence's tokens read back through those tables, the current row's included, + 1) mod
+// n_vocab: the logits peak there and fall off with the distance to it, so sampling has a real
+// distribution to draw from. A wrong block table, position or row mapping reads back a wrong
+// history and changes the tokens; a broken invariant of lpx_forward_args fails the step with
+// the reason, and so does the token n_vocab - 1 (how the tests make a step fail).
 #include <lpx/cpp/plugin.hpp>
+
+#include "reference/sampling_program.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +43,7 @@ class SlotModel final : public lpx::DeviceModel {
       broken("sequence_rows do not cover the rows");
     }
     if ((a.logits == nullptr) == (a.argmax == nullptr)) broken("exactly one output kind expected");
+    if (a.sampling != nullptr && a.argmax == nullptr) broken("sampling programs without argmax");
     for (std::uint32_t r = 0; r < a.n_rows; ++r) {  // the tests' way to make a step fail
       if (a.tokens[r] == static_cast<std::int32_t>(n_vocab_) - 1) broken("the failing token");
     }
@@ -65,13 +70,20 @@ class SlotModel final : public lpx::DeviceModel {
         broken("output_rows not ascending rows");
       }
       const auto next = static_cast<std::int32_t>((history[a.output_rows[o]] + 1) % n_vocab_);
-      if (a.argmax != nullptr) {
-        a.argmax[o] = next;
-      } else {
-        float* row = a.logits + std::size_t{o} * n_vocab_;
-        std::fill_n(row, n_vocab_, -1.0f);
-        row[next] = 1.0f;
+      float* row = a.logits != nullptr ? a.logits + std::size_t{o} * n_vocab_ : row_.data();
+      for (std::uint32_t i = 0; i < n_vocab_; ++i) {
+        row[i] = -kFalloff * static_cast<float>(std::abs(static_cast<std::int64_t>(i) - next));
       }
+      if (a.argmax == nullptr) continue;
+      if (a.sampling == nullptr) {
+        a.argmax[o] = next;
+        continue;
+      }
+      if (std::string why = lpx::reference::check_sampling_program(a.sampling[o]); !why.empty()) {
+        broken("sampling program " + std::to_string(o) + ": " + why);
+      }
+      a.argmax[o] =
+          lpx::reference::run_sampling_program(a.sampling[o], row, n_vocab_, candidates_.data());
     }
   }
 
@@ -84,8 +96,12 @@ class SlotModel final : public lpx::DeviceModel {
     return slots_[static_cast<std::size_t>(block) * block_size_ + position % block_size_];
   }
 
+  static constexpr float kFalloff = 0.5f;  // logit lost per token of distance from `next`
+
   std::uint32_t n_vocab_, block_size_, kv_blocks_, max_rows_, max_sequences_, max_context_;
   std::vector<std::int32_t> slots_;
+  std::vector<float> row_ = std::vector<float>(n_vocab_);  // logits kept "on the device"
+  std::vector<lpx_token_candidate> candidates_ = std::vector<lpx_token_candidate>(n_vocab_);
 };
 
 class TestDeviceBackend final : public lpx::DeviceBackend {
@@ -122,6 +138,8 @@ class TestDeviceBackend final : public lpx::DeviceBackend {
   }
 };
 
+constexpr const char* kCapabilities[] = {"device-models", "device-sampling"};
+
 }  // namespace
 
 LPX_PLUGIN_ENTRY() {
@@ -129,5 +147,6 @@ LPX_PLUGIN_ENTRY() {
       {.name = "test-device",
        .version = "1.0.0",
        .license = "Apache-2.0",
-       .description = "Device-model backend for the engine's tests: KV slots in host memory"});
+       .description = "Device-model backend for the engine's tests: KV slots in host memory",
+       .capabilities = kCapabilities});
 }

@@ -112,7 +112,8 @@ constexpr lpx_option_spec kOptions[] = {
                 "f32"),
 };
 
-constexpr const char* kCapabilities[] = {"device-models", "f32-activations", "cuda-graphs"};
+constexpr const char* kCapabilities[] = {"device-models", "device-sampling", "f32-activations",
+                                         "cuda-graphs"};
 
 }  // namespace
 

@@ -71,6 +71,22 @@ void DeviceMatmul::run(const k::DeviceWeight& w, const float* x, float* y, int r
   run_cublas(w, x, y, rows);
 }
 
+void DeviceMatmul::run_parts(const k::DeviceWeight& stack, std::span<const Part> parts,
+                             const float* x, int rows) {
+  if (stack.rows > 0 && rows <= kGemvRows && parts.size() <= k::kMaxGemvParts) {
+    k::GemvOutput out;
+    for (const Part& part : parts) out.parts[out.count++] = {part.y, part.weight->rows, part.bias};
+    k::gemv(stack, x, out, rows, stream_);
+    return;
+  }
+  for (const Part& part : parts) {
+    run(*part.weight, x, part.y, rows);
+    if (part.bias != nullptr) {
+      k::add_bias(part.y, part.bias, rows, static_cast<int>(part.weight->rows), stream_);
+    }
+  }
+}
+
 // Column-major view for cuBLAS: W (rows x columns, row-major) is A = columns x rows with
 // lda = columns; x is B = columns x batch; y is C = w.rows x batch with ldc = w.rows. So
 // C = A^T B, chunk by chunk of weight rows (C's leading rows).

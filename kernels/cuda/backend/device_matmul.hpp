@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <span>
 
 #include "cuda/launch.hpp"
 #include "device_memory.hpp"
@@ -34,6 +35,18 @@ class DeviceMatmul {
 
   // y[b * w.rows + r] = sum_c W[r][c] x[b * w.columns + c], b < rows.
   void run(const kernels::cuda::DeviceWeight& w, const float* x, float* y, int rows);
+
+  // One matrix of a set that reads the same input, its output and its bias (or null).
+  struct Part {
+    const kernels::cuda::DeviceWeight* weight;
+    float* y;
+    const float* bias;
+  };
+  // Every part's y = W x (+ bias). `stack` is the parts stacked by rows (DeviceWeights' wqkv,
+  // ffn_gate_up), or has rows == 0: decode-sized batches then take one GEMV launch over the
+  // stack; otherwise (or without a stack) each part runs on its own, its bias added after.
+  void run_parts(const kernels::cuda::DeviceWeight& stack, std::span<const Part> parts,
+                 const float* x, int rows);
 
   std::size_t workspace_bytes() const noexcept {
     return w32_.bytes() + row_ids_.bytes() + cublas_workspace_.bytes();

@@ -23,6 +23,21 @@ class Layout {
     }
     return it->second;
   }
+  // Places the pieces back to back (no padding between them) when none is placed yet; false
+  // otherwise (then nothing is placed).
+  bool add_stack(const std::vector<std::pair<const void*, std::size_t>>& pieces) {
+    for (const auto& piece : pieces) {
+      if (offsets_.count(piece.first) != 0) return false;
+    }
+    std::size_t offset = total_;
+    for (const auto& [host, bytes] : pieces) {
+      offsets_.emplace(host, offset);
+      order_.push_back({host, bytes, offset});
+      offset += bytes;
+    }
+    total_ = aligned(offset);
+    return true;
+  }
   std::size_t total() const noexcept { return total_; }
   struct Piece {
     const void* host;
@@ -43,6 +58,19 @@ void require(const lpx_tensor_view* view, const char* what) {
   }
 }
 
+// True when the matrices can be one stacked matrix: same type, columns and row size.
+bool stackable(const std::vector<const lpx_tensor_view*>& views) {
+  for (const lpx_tensor_view* v : views) {
+    if (v == nullptr || v->data == nullptr || v->n_dims != 2) return false;
+    const lpx_tensor_view* first = views.front();
+    if (v->type != first->type || v->dims[0] != first->dims[0] ||
+        v->size_bytes / v->dims[1] != first->size_bytes / first->dims[1]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
@@ -59,6 +87,20 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   };
   std::vector<PendingMatrix> matrices;
   std::vector<PendingFloats> floats;
+  // Stacks first, so their parts are placed together before anything else takes one of them.
+  struct PendingStack {
+    DeviceWeight* target;
+    std::vector<const lpx_tensor_view*> parts;
+  };
+  std::vector<PendingStack> stacks;
+  auto stack = [&](DeviceWeight& target, std::vector<const lpx_tensor_view*> parts) {
+    if (!stackable(parts)) return;
+    std::vector<std::pair<const void*, std::size_t>> pieces;
+    for (const lpx_tensor_view* v : parts) {
+      pieces.emplace_back(v->data, static_cast<std::size_t>(v->size_bytes));
+    }
+    if (layout.add_stack(pieces)) stacks.push_back({&target, std::move(parts)});
+  };
   auto matrix = [&](DeviceWeight& target, const lpx_tensor_view* view, const char* what) {
     require(view, what);
     if (!kernels::cuda::gemv_supports(view->type)) {
@@ -83,6 +125,11 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   };
 
   layers.resize(desc.n_layer);
+  for (std::uint32_t i = 0; i < desc.n_layer; ++i) {
+    const lpx_llama_layer& from = desc.layers[i];
+    stack(layers[i].wqkv, {from.wq, from.wk, from.wv});
+    stack(layers[i].ffn_gate_up, {from.ffn_gate, from.ffn_up});
+  }
   matrix(token_embd, desc.token_embd, "token_embd");
   norm(output_norm, desc.output_norm, "output_norm");
   matrix(output, desc.output, "output");
@@ -113,6 +160,14 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
                "copying the weights to the GPU");
   }
   for (const PendingMatrix& m : matrices) m.target->data = storage_.get() + m.offset;
+  for (const PendingStack& s : stacks) {  // the first part's place, every part's rows
+    const DeviceWeight* first = nullptr;
+    for (const PendingMatrix& m : matrices) {
+      if (m.view == s.parts.front()) first = m.target;
+    }
+    *s.target = *first;
+    for (std::size_t p = 1; p < s.parts.size(); ++p) s.target->rows += s.parts[p]->dims[1];
+  }
   for (const PendingFloats& f : floats) {
     *f.target = reinterpret_cast<const float*>(storage_.get() + f.offset);
   }

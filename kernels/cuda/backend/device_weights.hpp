@@ -1,6 +1,8 @@
 // A llama-family model's weights copied into one device allocation: quantized matrices keep
 // their GGUF block layout (the GEMV kernels read them as they are), norm weights and biases
-// are f32. A tied output head shares the embedding's bytes.
+// are f32. A tied output head shares the embedding's bytes. Matrices that read the same input
+// (a layer's q, k, v; its gate and up) are placed one after the other when they share type and
+// columns, so each set is also one stacked matrix: one GEMV launch instead of three or two.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,6 +27,9 @@ struct DeviceLayer {
   const float* bv = nullptr;
   const float* ffn_norm = nullptr;
   DeviceWeight ffn_gate, ffn_up, ffn_down;
+  // wq over wk over wv, and ffn_gate over ffn_up, as single matrices; rows == 0 where the
+  // parts could not be stacked (different types or widths).
+  DeviceWeight wqkv, ffn_gate_up;
 };
 
 class DeviceWeights {

@@ -6,6 +6,7 @@
 #include <lpx/cpp/status.hpp>
 
 #include "cuda_check.hpp"
+#include "reference/sampling_program.hpp"
 
 namespace lpx::cuda_backend {
 namespace {
@@ -86,6 +87,8 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
   argmax_ = DeviceArray<std::int32_t>(outputs, "argmax");
   host_logits_ = PinnedArray<float>(outputs * desc.n_vocab, "logits");
   host_argmax_ = PinnedArray<std::int32_t>(outputs, "argmax");
+  host_programs_ = PinnedArray<lpx_sampling_program>(outputs, "sampling programs");
+  programs_ = DeviceArray<lpx_sampling_program>(outputs, "sampling programs");
   attention_partial_ = DeviceArray<float>(
       k::attention_partial_floats(attention_rows_, static_cast<int>(desc.n_head),
                                   static_cast<int>(desc.head_dim),
@@ -106,7 +109,8 @@ void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
   info.workspace_bytes =
       matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + norm_.bytes() + proj_.bytes() +
       q_.bytes() + attn_.bytes() + k_.bytes() + v_.bytes() + gate_.bytes() + up_.bytes() +
-      head_in_.bytes() + head_norm_.bytes() + logits_.bytes() + attention_partial_.bytes();
+      head_in_.bytes() + head_norm_.bytes() + logits_.bytes() + attention_partial_.bytes() +
+      programs_.bytes();
   std::size_t free = 0;
   std::size_t total = 0;
   cudaMemGetInfo(&free, &total);
@@ -132,6 +136,14 @@ void LlamaDeviceModel::check_args(const lpx_forward_args& a) const {
   for (std::uint32_t o = 0; o < a.n_outputs; ++o) {
     if (a.output_rows[o] >= a.n_rows || (o > 0 && a.output_rows[o] <= a.output_rows[o - 1])) {
       invalid("output_rows must be ascending rows of the batch");
+    }
+  }
+  if (a.sampling != nullptr) {
+    if (a.argmax == nullptr) invalid("sampling programs need the argmax output");
+    for (std::uint32_t o = 0; o < a.n_outputs; ++o) {
+      if (std::string why = reference::check_sampling_program(a.sampling[o]); !why.empty()) {
+        invalid("sampling program of output " + std::to_string(o) + ": " + why);
+      }
     }
   }
 }
@@ -205,6 +217,19 @@ LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_arg
   return shape;
 }
 
+void LlamaDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape& shape) {
+  lpx_sampling_program* programs = host_programs_.get();
+  std::copy_n(a.sampling, a.n_outputs, programs);
+  lpx_sampling_program greedy{};  // padding rows of a graph bucket pick something cheap
+  greedy.n_ops = 1;
+  greedy.ops[0].kind = LPX_SAMPLING_GREEDY;
+  std::fill(programs + a.n_outputs, programs + shape.outputs, greedy);
+  check_cuda(cudaMemcpyAsync(programs_.get(), programs,
+                             static_cast<std::size_t>(shape.outputs) * sizeof(lpx_sampling_program),
+                             cudaMemcpyHostToDevice, stream_),
+             "uploading the sampling programs");
+}
+
 void LlamaDeviceModel::upload_inputs(const lpx_forward_args& a, const StepShape& shape) {
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
   check_cuda(cudaMemcpyAsync(inputs_.get(), host_inputs_.get(),
@@ -225,19 +250,26 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
   // The previous layer's feed-forward output joins the residual stream here.
   k::add_rms_norm(x_.get(), index == 0 ? nullptr : proj_.get(), layer.attn_norm, norm_.get(),
                   s.rows, embd, shape_.rms_norm_eps, stream_);
-  matmul_->run(layer.wq, norm_.get(), q_.get(), s.rows);
-  matmul_->run(layer.wk, norm_.get(), k_.get(), s.rows);
-  matmul_->run(layer.wv, norm_.get(), v_.get(), s.rows);
-  if (layer.bq != nullptr) k::add_bias(q_.get(), layer.bq, s.rows, q_width_, stream_);
-  if (layer.bk != nullptr) k::add_bias(k_.get(), layer.bk, s.rows, kv_width_, stream_);
-  if (layer.bv != nullptr) k::add_bias(v_.get(), layer.bv, s.rows, kv_width_, stream_);
+  const DeviceMatmul::Part qkv[] = {{&layer.wq, q_.get(), layer.bq},
+                                    {&layer.wk, k_.get(), layer.bk},
+                                    {&layer.wv, v_.get(), layer.bv}};
+  matmul_->run_parts(layer.wqkv, qkv, norm_.get(), s.rows);
   const int head_dim = static_cast<int>(shape_.head_dim);
-  k::rope(q_.get(), s.rows, static_cast<int>(shape_.n_head), head_dim, positions_, rope_, stream_);
-  k::rope(k_.get(), s.rows, static_cast<int>(shape_.n_head_kv), head_dim, positions_, rope_,
-          stream_);
   std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
   std::uint16_t* v_pool = k_pool + pool_elements_;
-  k::kv_store(k_.get(), v_.get(), k_pool, v_pool, slots_, s.rows, kv_width_, stream_);
+  k::RopeStoreArgs store;
+  store.q = q_.get();
+  store.k = k_.get();
+  store.v = v_.get();
+  store.rows = s.rows;
+  store.q_heads = static_cast<int>(shape_.n_head);
+  store.kv_heads = static_cast<int>(shape_.n_head_kv);
+  store.head_dim = head_dim;
+  store.positions = positions_;
+  store.k_pool = k_pool;
+  store.v_pool = v_pool;
+  store.slots = slots_;
+  k::rope_and_store(store, rope_, stream_);
   for (int r = 0; r < s.rows; r += attention_rows_) {
     k::AttentionArgs args;
     args.q = q_.get() + static_cast<std::size_t>(r) * q_width_;
@@ -266,8 +298,9 @@ void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer&
   const int embd = static_cast<int>(shape_.n_embd);
   k::add_rms_norm(x_.get(), proj_.get(), layer.ffn_norm, norm_.get(), s.rows, embd,
                   shape_.rms_norm_eps, stream_);
-  matmul_->run(layer.ffn_gate, norm_.get(), gate_.get(), s.rows);
-  matmul_->run(layer.ffn_up, norm_.get(), up_.get(), s.rows);
+  const DeviceMatmul::Part gate_up[] = {{&layer.ffn_gate, gate_.get(), nullptr},
+                                        {&layer.ffn_up, up_.get(), nullptr}};
+  matmul_->run_parts(layer.ffn_gate_up, gate_up, norm_.get(), s.rows);
   if (shape_.n_ff % 8 == 0) {
     k::swiglu(gate_.get(), up_.get(), gate_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
               stream_);
@@ -294,12 +327,17 @@ void LlamaDeviceModel::enqueue_step(const StepShape& s) {
   k::add_rms_norm(head_in_.get(), nullptr, weights_.output_norm, head_norm_.get(), s.outputs,
                   embd, shape_.rms_norm_eps, stream_);
   matmul_->run(weights_.output, head_norm_.get(), logits_.get(), s.outputs);
-  k::argmax_rows(logits_.get(), s.outputs, static_cast<int>(shape_.n_vocab), argmax_.get(),
-                 stream_);
+  const int n_vocab = static_cast<int>(shape_.n_vocab);
+  if (s.programs) {
+    k::sample_rows(logits_.get(), s.outputs, n_vocab, programs_.get(), argmax_.get(), stream_);
+  } else {
+    k::argmax_rows(logits_.get(), s.outputs, n_vocab, argmax_.get(), stream_);
+  }
 }
 
 void LlamaDeviceModel::run_graph(const StepShape& s) {
-  auto it = graphs_.find(s.rows);
+  const std::pair<int, bool> key{s.rows, s.programs};
+  auto it = graphs_.find(key);
   if (it == graphs_.end()) {
     cudaGraph_t graph = nullptr;
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
@@ -317,7 +355,7 @@ void LlamaDeviceModel::run_graph(const StepShape& s) {
     cudaGraphDestroy(graph);
     check_cuda(instantiated, "instantiating the decode graph for " + std::to_string(s.rows) +
                                  " sequences");
-    it = graphs_.emplace(s.rows, exec).first;
+    it = graphs_.emplace(key, exec).first;
   }
   check_cuda(cudaGraphLaunch(it->second, stream_), "launching the decode graph");
 }
@@ -327,9 +365,11 @@ void LlamaDeviceModel::forward(const lpx_forward_args& a) {
   check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
   check_args(a);
   const int bucket = decode_bucket(a);
-  const StepShape shape = stage_inputs(a, bucket);
+  StepShape shape = stage_inputs(a, bucket);
+  shape.programs = a.sampling != nullptr && a.n_outputs > 0;
   try {
     upload_inputs(a, shape);
+    if (shape.programs) stage_programs(a, shape);
     if (bucket > 0) {
       run_graph(shape);
     } else {

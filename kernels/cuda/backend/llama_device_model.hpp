@@ -1,13 +1,18 @@
 // A llama-family model resident on one GPU: its weights, its paged KV pools and every
 // activation buffer of a step, allocated once at load. forward() runs one engine step:
 // copy the step's inputs (token ids, positions, KV slots, block tables) to the device in two
-// copies, run every layer's kernels on one stream, copy the logits (or the greedy token ids)
-// back, and synchronise once.
+// copies, run every layer's kernels on one stream, copy the logits (or the token ids picked
+// on the device: greedy, or each row's sampling program) back, and synchronise once.
+//
+// Per layer: RMSNorm (with the residual add), one stacked GEMV for q, k, v (with biases), RoPE
+// + KV store, attention (partials + merge), the output projection, RMSNorm, one stacked GEMV
+// for gate and up, SwiGLU, the down projection (DeviceWeights stacks the matrices).
 //
 // Pure decode steps (one row per sequence) run as CUDA graphs, one per batch-size bucket
-// (1, 2, 4, ... up to max_sequences), captured on first use: padding rows write to a sink KV
-// block no sequence owns, and attention's grid is sized for the whole context, so one graph
-// serves every step of its bucket. Prefill and mixed steps launch the same kernels directly.
+// (1, 2, 4, ... up to max_sequences) and way of picking (argmax or sampling programs), captured
+// on first use: padding rows write to a sink KV block no sequence owns, and attention's grid is
+// sized for the whole context, so one graph serves every step of its bucket. Prefill and mixed
+// steps launch the same kernels directly.
 //
 // Threading: one engine thread at a time (the plugin's contract).
 #pragma once
@@ -43,6 +48,7 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
     int outputs = 0;        // rows whose logits come out
     int max_positions = 0;  // attention grid bound
     int table_blocks = 0;   // blocks of the longest sequence's table
+    bool programs = false;  // the output rows' tokens come from sampling programs
   };
   // Stages args into the pinned input area; returns the shape to run. `bucket` > 0 pads a pure
   // decode step to that many rows.
@@ -53,6 +59,7 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
   int decode_bucket(const lpx_forward_args& args) const noexcept;
   void run_graph(const StepShape& shape);
+  void stage_programs(const lpx_forward_args& args, const StepShape& shape);
   void check_args(const lpx_forward_args& args) const;
 
   CudaDevice device_;
@@ -86,12 +93,14 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   DeviceArray<float> x_, norm_, proj_, q_, k_, v_, attn_, gate_, up_;
   DeviceArray<float> head_in_, head_norm_, logits_;
   DeviceArray<float> attention_partial_;
-  DeviceArray<std::int32_t> argmax_;
+  DeviceArray<std::int32_t> argmax_;          // the picked tokens, argmax or programs
+  PinnedArray<lpx_sampling_program> host_programs_;
+  DeviceArray<lpx_sampling_program> programs_;  // max_sequences: one per output row
   PinnedArray<float> host_logits_;
   PinnedArray<std::int32_t> host_argmax_;
   int attention_rows_;  // query rows per attention launch (bounds the partial scratch)
 
-  std::map<int, cudaGraphExec_t> graphs_;  // decode bucket -> instantiated step
+  std::map<std::pair<int, bool>, cudaGraphExec_t> graphs_;  // (bucket, programs) -> the step
 };
 
 }  // namespace lpx::cuda_backend

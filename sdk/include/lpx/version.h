@@ -18,11 +18,14 @@
  *        context's resolved pipeline and host version
  *   1.4  quant backends: optional device models (model_load / model_forward / model_free),
  *        whole forward steps on a backend's own device memory (cuda)
+ *   1.5  sampling programs (lpx/kinds/sampling_program.h): samplers describe themselves as
+ *        standard operations (standard_op, draw_uniform); device models run the programs
+ *        (lpx_forward_args.sampling), so only token ids cross to the host
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 1
-#define LPX_ABI_MINOR 4
+#define LPX_ABI_MINOR 5
 
 #endif

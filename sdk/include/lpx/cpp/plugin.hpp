@@ -54,6 +54,12 @@ class Sampler : public Instance {
   virtual void apply(SamplerState* state, lpx_candidates& candidates) = 0;
   virtual void accept(SamplerState* /*state*/, std::int32_t /*token*/) noexcept {}
   virtual void reset(SamplerState* /*state*/) noexcept {}
+  // True, with `op` filled, when apply() is exactly that standard operation (see
+  // lpx/kinds/sampling_program.h): the link may then run on a device as part of a program.
+  virtual bool standard_op(lpx_sampling_op& /*op*/) const noexcept { return false; }
+  // For LPX_SAMPLING_DIST links: advances the state as one apply() would and returns the
+  // uniform it would have drawn.
+  virtual double draw_uniform(SamplerState* /*state*/) noexcept { return 0.0; }
 };
 
 class Transport : public Instance {
@@ -180,9 +186,16 @@ inline void sampler_accept(lpx_instance* instance, lpx_sampler_state* state,
 inline void sampler_reset(lpx_instance* instance, lpx_sampler_state* state) noexcept {
   self<Sampler>(instance).reset(state_of(state));
 }
+inline std::int32_t sampler_standard_op(lpx_instance* instance, lpx_sampling_op* op) noexcept {
+  return self<Sampler>(instance).standard_op(*op) ? 1 : 0;
+}
+inline double sampler_draw_uniform(lpx_instance* instance, lpx_sampler_state* state) noexcept {
+  return self<Sampler>(instance).draw_uniform(state_of(state));
+}
 inline constexpr lpx_sampler_api kSamplerApi{
     sizeof(lpx_sampler_api), &sampler_state_create, &sampler_state_destroy,
-    &sampler_apply,          &sampler_accept,       &sampler_reset};
+    &sampler_apply,          &sampler_accept,       &sampler_reset,
+    &sampler_standard_op,    &sampler_draw_uniform};
 
 // Transport trampolines.
 inline lpx_status* transport_run(lpx_instance* instance, const lpx_run_context* context) noexcept {

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "lpx/kinds/tensor.h"
+#include "lpx/kinds/sampling_program.h"
 #include "lpx/plugin.h"
 
 #ifdef __cplusplus
@@ -166,6 +167,10 @@ typedef struct lpx_forward_args {
   int32_t* argmax;                  /* n_outputs greedy token ids (lowest id among equal
                                        maxima), or NULL: computed on the device, so only the
                                        ids cross to the host */
+  /* since 1.5, read only by backends declaring the capability "device-sampling". n_outputs
+   * programs (sampling_program.h) or NULL; when set, argmax[o] receives the token program o
+   * picks from output row o instead of the greedy one. Caller-owned, valid during the call. */
+  const lpx_sampling_program* sampling;
 } lpx_forward_args;
 
 typedef struct lpx_quant_backend_api {

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lpx/kinds/sampling_program.h"
 #include "lpx/plugin.h"
 
 #ifdef __cplusplus
@@ -56,6 +57,16 @@ typedef struct lpx_sampler_api {
   void (*accept)(lpx_instance* instance, lpx_sampler_state* state, int32_t token);
   /* Optional. Forget the history of the state, keep its seed. */
   void (*reset)(lpx_instance* instance, lpx_sampler_state* state);
+
+  /* since 1.5. Optional. Returns 1 and fills `op` when `apply` is exactly that standard
+   * operation (sampling_program.h) whatever the candidates, so a host may run this link as part
+   * of a sampling program next to the logits (on a GPU); 0 otherwise. Must not depend on a
+   * state: a sequence's program is built once. */
+  int32_t (*standard_op)(lpx_instance* instance, lpx_sampling_op* op);
+  /* Optional; for links whose standard_op is LPX_SAMPLING_DIST. Advances `state` exactly as
+   * one `apply` would and returns the uniform in [0, 1) that `apply` would have drawn, for the
+   * sampling program that runs in its place. */
+  double (*draw_uniform)(lpx_instance* instance, lpx_sampler_state* state);
 } lpx_sampler_api;
 
 #ifdef __cplusplus
