@@ -48,6 +48,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cuda/device_math.cuh"
 #include "cuda/launch.hpp"
 
 namespace lpx::kernels::cuda {
@@ -97,15 +98,6 @@ __host__ __device__ inline u64 double_bits(double v) {
 #endif
 }
 
-// a / b rounded to nearest (what the reference's `logit /= temperature` does).
-__host__ __device__ inline float divide(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-
 // a + b rounded once (no contraction with a neighbouring multiply).
 __host__ __device__ inline double add(double a, double b) {
 #ifdef __CUDA_ARCH__
@@ -135,7 +127,8 @@ __host__ __device__ inline bool is_finite(float v) { return v >= -FLT_MAX && v <
 
 // v divided by t[0], t[1], ... t[count - 1] in turn.
 __host__ __device__ inline float divided(float v, const float* t, int count) {
-  for (int i = 0; i < count; ++i) v = divide(v, t[i]);
+  // Rounded as the reference's `logit /= temperature`.
+  for (int i = 0; i < count; ++i) v = detail::div_rn(v, t[i]);
   return v;
 }
 

@@ -25,15 +25,7 @@ class SamplingPrograms : public ::testing::Test {
  protected:
   std::vector<std::shared_ptr<PluginInstance>> links(const std::vector<Link>& chain) {
     std::vector<std::shared_ptr<PluginInstance>> out;
-    for (const auto& [name, options] : chain) {
-      auto plugin = PluginLibrary::load(test::builtin_plugin(name), services, name);
-      if (!plugin) throw std::runtime_error(plugin.error());
-      ResolvedOptions resolved = default_options(plugin.value()->description().options);
-      for (const auto& [key, value] : options) resolved.values[key] = value;
-      auto created = plugin.value()->create(resolved);
-      if (!created) throw std::runtime_error(created.error());
-      out.push_back(*created);
-    }
+    for (const auto& [name, options] : chain) out.push_back(test::create_builtin(services, name, options));
     return out;
   }
 

@@ -20,13 +20,7 @@ class Backend {
  public:
   Backend(HostServices& services, const std::string& name,
           const std::map<std::string, OptionValue>& options = {}) {
-    auto plugin = PluginLibrary::load(test::builtin_plugin(name), services, name);
-    if (!plugin) throw std::runtime_error(plugin.error());
-    ResolvedOptions resolved = default_options(plugin.value()->description().options);
-    for (const auto& [key, value] : options) resolved.values[key] = value;
-    auto created = plugin.value()->create(resolved);
-    if (!created) throw std::runtime_error(created.error());
-    instance_ = *created;
+    instance_ = test::create_builtin(services, name, options);
     api_ = &instance_->api<lpx_quant_backend_api>();
   }
 

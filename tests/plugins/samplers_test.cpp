@@ -19,13 +19,7 @@ class Sampler {
  public:
   Sampler(HostServices& services, const std::string& name,
           const std::map<std::string, OptionValue>& options = {}, std::uint64_t seed = 1) {
-    auto plugin = PluginLibrary::load(test::builtin_plugin(name), services, name);
-    if (!plugin) throw std::runtime_error(plugin.error());
-    ResolvedOptions resolved = default_options(plugin.value()->description().options);
-    for (const auto& [key, value] : options) resolved.values[key] = value;
-    auto created = plugin.value()->create(resolved);
-    if (!created) throw std::runtime_error(created.error());
-    instance_ = *created;
+    instance_ = test::create_builtin(services, name, options);
     api_ = &instance_->api<lpx_sampler_api>();
     if (api_->state_create != nullptr) {
       if (lpx_status* s = api_->state_create(instance_->raw(), seed, &state_)) {
