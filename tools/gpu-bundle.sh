@@ -32,5 +32,14 @@ done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux
       *) cp -L "$lib" "$bundle"/lib/ ;;
     esac
   done
+strip --strip-unneeded "$bundle"/build/bin/* "$bundle"/build/lib/lpx/plugins/*.so \
+  "$bundle"/build/tests/* 2>/dev/null || true
 du -sh "$bundle"
+# The device tool carries at most 64 MiB: the bundle plus the working tree.
+bundle_kib=$(du -sk "$bundle" | cut -f1)
+tree_kib=$(git ls-files -z | xargs -0 du -ck 2>/dev/null | tail -1 | cut -f1)
+if ((bundle_kib + tree_kib > 60 * 1024)); then
+  echo "error: bundle ${bundle_kib} KiB + tree ${tree_kib} KiB exceeds the 60 MiB this allows" >&2
+  exit 1
+fi
 echo "carry .gpu-bundle and run: tools/gpu-check.sh --prebuilt"

@@ -21,32 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// synth:NAME:TYPE -> a synthetic model file in the temp directory (reused when present: the
-// same name, type and seed always give the same bytes).
-Expected<std::string> resolve_model(const std::string& model) {
-  if (model.rfind("synth:", 0) != 0) return model;
-  const std::size_t colon = model.find(':', 6);
-  if (colon == std::string::npos) return unexpected("--model " + model + ": expected synth:NAME:TYPE");
-  const std::string name = model.substr(6, colon - 6), type_name = model.substr(colon + 1);
-  const synth::ModelShape* shape = synth::find_model_shape(name);
-  if (shape == nullptr) {
-    return unexpected("--model " + model + ": unknown shape '" + name + "' (known: " +
-                      synth::model_shape_names() + ")");
-  }
-  const auto type = synth::synth_type(type_name);
-  if (!type) {
-    return unexpected("--model " + model + ": unknown type '" + type_name + "' (" + synth::synth_type_names() + ")");
-  }
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("lpx-synth-" + name + "-" + type_name + ".gguf");
-  if (!std::filesystem::exists(path)) {
-    std::fprintf(stderr, "writing %s\n", path.c_str());
-    auto written = synth::write_synthetic_model(*shape, *type, 1, path.string());
-    if (!written) return unexpected(written.error());
-  }
-  return path.string();
-}
-
 // B requests at once; returns each request's token times.
 struct Batch {
   std::vector<std::vector<Clock::time_point>> token_times;
@@ -116,7 +90,7 @@ double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 }  // namespace
 
 Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& registry) {
-  auto path = resolve_model(config.model);
+  auto path = synth::resolve_model_spec(config.model);
   if (!path) return unexpected(path.error());
   EngineInputs inputs;
   auto file = ModelFile::open(*path, registry);

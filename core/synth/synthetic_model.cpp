@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <system_error>
+#include <unistd.h>
 
 #include "synth/gguf_writer.hpp"
 #include "synth/random_blocks.hpp"
@@ -141,6 +145,40 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
   if (!bytes) return unexpected(bytes.error());
   result.bytes = *bytes;
   return result;
+}
+
+Expected<std::string> resolve_model_spec(const std::string& model) {
+  if (model.rfind("synth:", 0) != 0) return model;
+  const std::size_t colon = model.find(':', 6);
+  if (colon == std::string::npos) return unexpected("--model " + model + ": expected synth:NAME:TYPE");
+  const std::string name = model.substr(6, colon - 6), type_name = model.substr(colon + 1);
+  const ModelShape* shape = find_model_shape(name);
+  if (shape == nullptr) {
+    return unexpected("--model " + model + ": unknown shape '" + name + "' (known: " +
+                      model_shape_names() + ")");
+  }
+  const auto type = synth_type(type_name);
+  if (!type) {
+    return unexpected("--model " + model + ": unknown type '" + type_name + "' (" +
+                      synth_type_names() + ")");
+  }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("lpx-synth-" + name + "-" + type_name + ".gguf");
+  if (std::filesystem::exists(path)) return path.string();
+  // A run cut short (a timeout, ^C) leaves only the partial file, never a truncated model.
+  const std::filesystem::path partial =
+      path.string() + ".partial-" + std::to_string(static_cast<long>(::getpid()));
+  std::fprintf(stderr, "writing %s\n", path.c_str());
+  auto written = write_synthetic_model(*shape, *type, 1, partial.string());
+  if (!written) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    return unexpected(written.error());
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, path, error);
+  if (error) return unexpected(path.string() + ": " + error.message());
+  return path.string();
 }
 
 }  // namespace lpx::core::synth

@@ -1,4 +1,4 @@
-// Device-side arithmetic shared by ops.cu and attention.cu: the reference engine's exp
+// Device-side arithmetic shared by the kernels of kernels/cuda: the reference engine's exp
 // approximation, f16 rounding with the reference's NaN bits, warp reductions, and a way for a
 // void launcher to report bad arguments. Private to kernels/cuda (not part of launch.hpp).
 //
@@ -27,6 +27,13 @@ __host__ __device__ inline float mul_rn(float a, float b) {
 __host__ __device__ inline float add_rn(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+__host__ __device__ inline double add_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
 #else
   return a + b;
 #endif
@@ -68,6 +75,32 @@ __host__ __device__ inline float bits_float(std::uint32_t bits) {
   float x;
   std::memcpy(&x, &bits, sizeof x);
   return x;
+#endif
+}
+__host__ __device__ inline std::uint64_t double_bits(double x) {
+#ifdef __CUDA_ARCH__
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+
+// exp and log in double: CUDA's on the device, the C library's on the host. Neither is
+// correctly rounded, so the two sides can differ in the last bit.
+__host__ __device__ inline double exp_libm(double x) {
+#ifdef __CUDA_ARCH__
+  return ::exp(x);
+#else
+  return std::exp(x);
+#endif
+}
+__host__ __device__ inline double log_libm(double x) {
+#ifdef __CUDA_ARCH__
+  return ::log(x);
+#else
+  return std::log(x);
 #endif
 }
 

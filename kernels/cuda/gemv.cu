@@ -14,6 +14,12 @@
 //    on the other rows of the batch (kRows changes with the batch, the per-row order does not).
 //  - A weight may be several matrices stacked by rows (a layer's q, k and v): each part's rows
 //    go to its own output buffer with its bias added (GemvOutput), so they cost one launch.
+//  - Fusions that save whole launches of the decode step, at no extra pass over memory: the
+//    input row may be RMS-normalised (the weights are multiplied by the norm weight as they are
+//    decoded, the row's squares summed from L1 after the products and its scale applied to the
+//    finished dot product), the output may be added to the residual stream, and
+//    an interleaved gate/up weight may store SwiGLU of each gate/up pair (both rows of a pair
+//    lie in one row group, as kRows is even).
 // Data that does not meet the unit loads' alignment (quant_blocks.cuh), F32/F16/BF16 rows whose
 // length is not a multiple of 8, and activations that are not 16-byte aligned take a plain
 // per-element kernel with the same arithmetic per weight.
@@ -23,11 +29,16 @@
 // the reductions add 5 (warp) + 3 (group) additions, so |y - exact| <= k * 2^-24 * sum|w * x|
 // (to first order) with k = 16 ceil(units / group) + 8 <= columns / 32 + 24 for every type and
 // group size here (the per-element fallback: ceil(columns / 128) + 8). The CPU reference
-// (matmul_f32.hpp) has its own bound of the same kind.
+// (matmul_f32.hpp) has its own bound of the same kind. With a normalised input the products
+// take w * weight (one rounding) and the scale s multiplies the sum (one more), where norm-then-
+// gemv rounds x * s and then * weight: |y - exact| <= (k + 3) * 2^-24 * sum|w * x * s * weight|.
+// The scale itself equals add_rms_norm's unless the double sum of squares lies within
+// columns * 2^-53 of an f32 rounding boundary of the mean (then one ulp apart).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 
+#include "cuda/elementwise_math.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/quant_blocks.cuh"
 #include "lpx/kinds/tensor.h"
@@ -45,28 +56,10 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
   return v;  // the same bits in every lane: each step adds the same two values in every pair
 }
-
-// Sums partial[kValues] over the threads of each row group (group_threads = 32, 64 or 128) and
-// calls store(group, value_index, sum) once per group and value, in a fixed order.
-template <int kValues, typename Store>
-__device__ __forceinline__ void reduce_groups(float (&partial)[kValues], int group_threads,
-                                              Store store) {
-  __shared__ float sums[kWarps][kValues];
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+__device__ __forceinline__ double warp_sum(double v) {
 #pragma unroll
-  for (int i = 0; i < kValues; ++i) {
-    const float v = warp_sum(partial[i]);
-    if (lane == 0) sums[warp][i] = v;
-  }
-  __syncthreads();
-  const int warps_per_group = group_threads / 32;
-  const int groups = kThreads / group_threads;
-  for (int i = static_cast<int>(threadIdx.x); i < groups * kValues; i += kThreads) {
-    const int group = i / kValues, value = i % kValues;
-    float sum = sums[group * warps_per_group][value];
-    for (int w = 1; w < warps_per_group; ++w) sum += sums[group * warps_per_group + w][value];
-    store(group, value, sum);
-  }
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;
 }
 
 // ---- gemv ------------------------------------------------------------------------------------
@@ -77,17 +70,113 @@ struct GemvArgs {
   std::int64_t rows;
   std::int64_t columns;
   const float* x;
-  GemvOutput out;  // parts' rows add up to `rows`
+  const float* norm_weight;  // null: x is used as it is
+  float norm_eps;
+  GemvOutput out;  // checked by the launcher against rows
 };
 
 // Output row `row` of activation row b: into its part's buffer, plus the part's bias (added in
-// f32 after the dot product, as the reference adds it after its matmul).
-__device__ __forceinline__ void store_output(const GemvOutput& out, int b, std::int64_t row,
-                                             float sum) {
+// f32 after the dot product, as the reference adds it after its matmul), written or added.
+__device__ __forceinline__ void store_row(const GemvOutput& out, int b, std::int64_t row,
+                                          float value) {
   int p = 0;
   while (p + 1 < out.count && row >= out.parts[p].rows) row -= out.parts[p++].rows;
   const GemvPart& part = out.parts[p];
-  part.y[b * part.rows + row] = part.bias != nullptr ? __fadd_rn(sum, part.bias[row]) : sum;
+  if (part.bias != nullptr) value = __fadd_rn(value, part.bias[row]);
+  float* y = part.y + b * part.rows + row;
+  *y = out.store == GemvStore::kAccumulate ? __fadd_rn(*y, value) : value;
+}
+
+// Weights times norm_weight[column...column + 3]: with a normalised input the products take
+// w * norm_weight (the row's scale comes at the end), which keeps the activations as they are.
+__device__ __forceinline__ float4 times_norm_weight(float4 w, const float* norm_weight,
+                                                    std::int64_t column) {
+  const float4 g = __ldg(reinterpret_cast<const float4*>(norm_weight + column));
+  return make_float4(__fmul_rn(w.x, g.x), __fmul_rn(w.y, g.y), __fmul_rn(w.z, g.z),
+                     __fmul_rn(w.w, g.w));
+}
+
+// The squares of a normalised input, summed in double over the columns this thread's units
+// cover (the group's threads share out the units, so together they cover each column once).
+// Run after the products, when the activations are in L1, so they hold no registers there.
+template <typename F, int kBatch>
+__device__ __forceinline__ void sum_squares(const GemvArgs& a, int units, int index,
+                                            int group_threads, double (&squares)[kBatch]) {
+  for (int u = index; u < units; u += group_threads) {
+    const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
+#pragma unroll
+    for (int g = 0; g < F::kGroups; ++g) {
+      const std::int64_t column =
+          static_cast<std::int64_t>(block) * F::kBlockElements + F::group_column(sub, g);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
+        squares[b] += static_cast<double>(__fmul_rn(v.x, v.x)) +
+                      static_cast<double>(__fmul_rn(v.y, v.y)) +
+                      static_cast<double>(__fmul_rn(v.z, v.z)) +
+                      static_cast<double>(__fmul_rn(v.w, v.w));
+      }
+    }
+  }
+}
+
+// The end of every gemv kernel: sums each row group's partial dot products (and, for a
+// normalised input, the squares of each activation row) over its threads in a fixed order,
+// then stores rows [first_row, first_row + kRows) of each group for activation rows b < batch.
+// A group is group_threads consecutive threads (32, 64 or 128); group g's first row is
+// block_row + g * kRows.
+template <int kRows, int kBatch>
+__device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRows * kBatch],
+                                            double (&squares)[kBatch], int group_threads,
+                                            std::int64_t block_row, int batch) {
+  __shared__ float dot_sums[kWarps][kRows * kBatch];
+  __shared__ double square_sums[kWarps][kBatch];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const bool norm = a.norm_weight != nullptr;
+#pragma unroll
+  for (int i = 0; i < kRows * kBatch; ++i) {
+    const float v = warp_sum(dot[i]);
+    if (lane == 0) dot_sums[warp][i] = v;
+  }
+  if (norm) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const double v = warp_sum(squares[b]);
+      if (lane == 0) square_sums[warp][b] = v;
+    }
+  }
+  __syncthreads();
+
+  const int warps_per_group = group_threads / 32;
+  const int groups = kThreads / group_threads;
+  const bool pairs = a.out.store == GemvStore::kSwigluPairs;
+  const int step = pairs ? 2 : 1;  // a pair's gate and up rows are stored by one thread
+  const int items = kRows / step * kBatch;
+  for (int i = static_cast<int>(threadIdx.x); i < groups * items; i += kThreads) {
+    const int g = i / items, r = i % items / kBatch * step, b = i % kBatch;
+    const std::int64_t row = block_row + static_cast<std::int64_t>(g) * kRows + r;
+    if (row >= a.rows || b >= batch) continue;
+    const int first_warp = g * warps_per_group;
+    float scale = 1.0f;
+    if (norm) {
+      double total = square_sums[first_warp][b];
+      for (int w = 1; w < warps_per_group; ++w) total += square_sums[first_warp + w][b];
+      scale = detail::rms_scale(total, static_cast<int>(a.columns), a.norm_eps);
+    }
+    float value[2];
+    for (int k = 0; k < step; ++k) {
+      float sum = dot_sums[first_warp][(r + k) * kBatch + b];
+      for (int w = 1; w < warps_per_group; ++w) sum += dot_sums[first_warp + w][(r + k) * kBatch + b];
+      value[k] = norm ? __fmul_rn(scale, sum) : sum;
+    }
+    if (pairs) {
+      const GemvPart& part = a.out.parts[0];
+      const std::int64_t j = row / 2;
+      part.y[b * part.rows + j] = detail::swiglu_element(value[0], value[1], j, part.rows);
+    } else {
+      store_row(a.out, b, row, value[0]);
+    }
+  }
 }
 
 // The fast kernel: units, kRows rows per group, kBatch activation rows. Register budget: 64
@@ -98,8 +187,9 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
     gemv_units(GemvArgs a, int units, int group_threads) {
   const int group = static_cast<int>(threadIdx.x) / group_threads;
   const int index = static_cast<int>(threadIdx.x) % group_threads;
-  const std::int64_t first_row =
-      (static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) + group) * kRows;
+  const std::int64_t block_row =
+      static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) * kRows;
+  const std::int64_t first_row = block_row + static_cast<std::int64_t>(group) * kRows;
 
   // Rows past the end repeat the last row (loads stay in bounds); their sums are not stored.
   const std::uint8_t* row[kRows];
@@ -112,6 +202,7 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
   float acc[kRows * kBatch];
 #pragma unroll
   for (int i = 0; i < kRows * kBatch; ++i) acc[i] = 0.0f;
+  const bool norm = a.norm_weight != nullptr;
 
   for (int u = index; u < units; u += group_threads) {
     const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
@@ -120,16 +211,20 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
     for (int r = 0; r < kRows; ++r) {
       unit[r] = F::load(row[r] + static_cast<std::size_t>(block) * F::kBlockBytes, sub);
     }
-    const float* xs = a.x + static_cast<std::int64_t>(block) * F::kBlockElements;
+    const std::int64_t block_column = static_cast<std::int64_t>(block) * F::kBlockElements;
 #pragma unroll
     for (int g = 0; g < F::kGroups; ++g) {
       float4 w[kRows];
 #pragma unroll
       for (int r = 0; r < kRows; ++r) w[r] = F::decode(unit[r], g);
-      const float* xg = xs + F::group_column(sub, g);
+      const std::int64_t column = block_column + F::group_column(sub, g);
+      if (norm) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) w[r] = times_norm_weight(w[r], a.norm_weight, column);
+      }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const float4 v = __ldg(reinterpret_cast<const float4*>(xg + b * a.columns));
+        const float4 v = __ldg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           float& s = acc[r * kBatch + b];
@@ -141,33 +236,49 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
       }
     }
   }
-
-  reduce_groups(acc, group_threads, [&](int g, int value, float sum) {
-    const int r = value / kBatch, b = value % kBatch;
-    const std::int64_t out_row =
-        (static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) + g) * kRows + r;
-    if (out_row < a.rows) store_output(a.out, b, out_row, sum);
-  });
+  double squares[kBatch];
+#pragma unroll
+  for (int b = 0; b < kBatch; ++b) squares[b] = 0.0;
+  if (norm) sum_squares<F, kBatch>(a, units, index, group_threads, squares);
+  finish_rows<kRows, kBatch>(a, acc, squares, group_threads, block_row, kBatch);
 }
 
-// The fallback: one row per block, one weight at a time, any alignment, batch <= kMaxGemvBatch.
-template <typename F>
+// The fallback: kRows rows per block (2 for gate/up pairs, else 1), one weight at a time, any
+// alignment, batch <= kMaxGemvBatch.
+template <typename F, int kRows>
 __global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch) {
-  const std::int64_t r = blockIdx.x;
-  const std::uint8_t* row = a.data + static_cast<std::size_t>(r) * a.row_bytes;
-  float acc[kMaxGemvBatch];
+  const std::int64_t block_row = static_cast<std::int64_t>(blockIdx.x) * kRows;
+  const std::uint8_t* row[kRows];
 #pragma unroll
-  for (int b = 0; b < kMaxGemvBatch; ++b) acc[b] = 0.0f;
+  for (int r = 0; r < kRows; ++r) {
+    const std::int64_t clamped = block_row + r < a.rows ? block_row + r : a.rows - 1;
+    row[r] = a.data + static_cast<std::size_t>(clamped) * a.row_bytes;
+  }
+  float acc[kRows * kMaxGemvBatch];
+#pragma unroll
+  for (int i = 0; i < kRows * kMaxGemvBatch; ++i) acc[i] = 0.0f;
+  double squares[kMaxGemvBatch];
+#pragma unroll
+  for (int b = 0; b < kMaxGemvBatch; ++b) squares[b] = 0.0;
   for (std::int64_t c = threadIdx.x; c < a.columns; c += kThreads) {
-    const float w = F::element(row, c);
+    float w[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) w[r] = F::element(row[r], c);
+    if (a.norm_weight != nullptr) {
+      const float g = __ldg(a.norm_weight + c);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) w[r] = __fmul_rn(w[r], g);
+    }
 #pragma unroll
     for (int b = 0; b < kMaxGemvBatch; ++b) {
-      if (b < batch) acc[b] = __fmaf_rn(w, __ldg(a.x + b * a.columns + c), acc[b]);
+      if (b >= batch) continue;
+      const float v = __ldg(a.x + b * a.columns + c);
+      if (a.norm_weight != nullptr) squares[b] += static_cast<double>(__fmul_rn(v, v));
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[r * kMaxGemvBatch + b] = __fmaf_rn(w[r], v, acc[r * kMaxGemvBatch + b]);
     }
   }
-  reduce_groups(acc, kThreads, [&](int, int b, float sum) {
-    if (b < batch) store_output(a.out, b, r, sum);
-  });
+  finish_rows<kRows, kMaxGemvBatch>(a, acc, squares, kThreads, block_row, batch);
 }
 
 // Threads per row group. Few units per row leave most of a 128-thread group idle; on a small
@@ -193,7 +304,8 @@ bool units_fit(const DeviceWeight& w) {
 
 template <typename F, int kBatch>
 void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream) {
-  constexpr int kRows = kBatch <= 2 ? 2 : 4;  // an activation load serves kRows rows
+  constexpr int kRows = kBatch <= 2 ? 2 : 4;  // an activation load serves kRows rows; even, so
+                                              // a gate/up pair never straddles two groups
   const int group_threads = group_threads_for(units, a.rows);
   const std::int64_t rows_per_block = static_cast<std::int64_t>(kThreads / group_threads) * kRows;
   const auto blocks = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);
@@ -201,12 +313,18 @@ void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream) {
 }
 
 template <typename F>
-void gemv_with(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,
+void gemv_with(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out, int batch,
                cudaStream_t stream) {
-  const GemvArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.rows, w.columns, x,
-                   out};
-  if (!units_fit<F>(w) || !aligned(x, 16) || w.columns % 4 != 0) {
-    gemv_elements<F><<<static_cast<unsigned>(w.rows), kThreads, 0, stream>>>(a, batch);
+  const GemvArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.rows, w.columns,
+                   in.x, in.norm_weight, in.norm_eps, out};
+  const bool vector_loads = units_fit<F>(w) && aligned(in.x, 16) && w.columns % 4 == 0 &&
+                            (in.norm_weight == nullptr || aligned(in.norm_weight, 16));
+  if (!vector_loads) {
+    if (out.store == GemvStore::kSwigluPairs) {
+      gemv_elements<F, 2><<<static_cast<unsigned>(w.rows / 2), kThreads, 0, stream>>>(a, batch);
+    } else {
+      gemv_elements<F, 1><<<static_cast<unsigned>(w.rows), kThreads, 0, stream>>>(a, batch);
+    }
     return;
   }
   const int units = static_cast<int>(w.columns / F::kBlockElements * F::kUnitsPerBlock);
@@ -348,26 +466,46 @@ void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream
   GemvOutput out;
   out.parts[0] = {y, w.rows, nullptr};
   out.count = 1;
-  gemv(w, x, out, batch, stream);
+  gemv(w, GemvInput{x}, out, batch, stream);
 }
 
-// An unsupported type fills the outputs with NaN (all bits set), so a missed gemv_supports
-// check shows; so do parts that do not add up to the weight's rows.
 void gemv(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,
           cudaStream_t stream) {
+  gemv(w, GemvInput{x}, out, batch, stream);
+}
+
+namespace {
+
+// True when `out` describes outputs of w: parts whose rows add up to w.rows, or one gate/up
+// pair part of w.rows / 2 rows without bias.
+bool output_matches(const DeviceWeight& w, const GemvOutput& out) {
+  if (out.store == GemvStore::kSwigluPairs) {
+    return out.count == 1 && w.rows % 2 == 0 && out.parts[0].rows == w.rows / 2 &&
+           out.parts[0].bias == nullptr;
+  }
+  std::int64_t rows = 0;
+  for (int p = 0; p < out.count; ++p) rows += out.parts[p].rows;
+  return rows == w.rows;
+}
+
+}  // namespace
+
+// An unsupported type fills the outputs with NaN (all bits set), so a missed gemv_supports
+// check shows; so do outputs that do not match the weight.
+void gemv(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out, int batch,
+          cudaStream_t stream) {
   if (w.rows <= 0 || batch <= 0 || out.count <= 0 || out.count > kMaxGemvParts) return;
-  std::int64_t part_rows = 0;
-  for (int p = 0; p < out.count; ++p) part_rows += out.parts[p].rows;
+  const bool matches = output_matches(w, out);
   // Batches above kMaxGemvBatch run as several calls of at most kMaxGemvBatch rows.
   for (int done = 0; done < batch; done += kMaxGemvBatch) {
     const int n = std::min(kMaxGemvBatch, batch - done);
-    const float* xs = x + static_cast<std::int64_t>(done) * w.columns;
+    GemvInput rows_in = in;
+    rows_in.x += static_cast<std::int64_t>(done) * w.columns;
     GemvOutput group = out;
     for (int p = 0; p < out.count; ++p) group.parts[p].y += std::int64_t{done} * out.parts[p].rows;
-    const bool supported =
-        part_rows == w.rows && with_format(w.type, [&](auto format) {
-          gemv_with<decltype(format)>(w, xs, group, n, stream);
-        });
+    const bool supported = matches && with_format(w.type, [&](auto format) {
+                             gemv_with<decltype(format)>(w, rows_in, group, n, stream);
+                           });
     if (!supported) {
       for (int p = 0; p < out.count; ++p) {
         (void)cudaMemsetAsync(group.parts[p].y, 0xFF,

@@ -46,21 +46,44 @@ bool gemv_supports(std::int32_t type) noexcept;
 // unsupported type fills y with NaN (the launchers return nothing; NaN cannot go unnoticed).
 void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream);
 
-// A weight of several matrices stacked by rows (a layer's q, k and v, sharing type and
-// columns) multiplied in one launch: part p's rows go to its own buffer, plus its bias.
+// What a gemv reads as activation row b, computed as the weights stream past.
+struct GemvInput {
+  const float* x = nullptr;  // batch rows of w.columns floats
+  // When set, each row is RMS-normalised first, as add_rms_norm (without residual) would write
+  // it: x * 1/sqrt(mean(x^2) + eps) * norm_weight. The squares are summed (in double) while x
+  // streams past and the scale multiplies the finished dot product, so this costs no pass of
+  // its own; the result differs from norm-then-gemv by rounding only (bound in gemv.cu).
+  const float* norm_weight = nullptr;  // w.columns floats
+  float norm_eps = 0.0f;
+};
+
+// A weight may be several matrices stacked by rows (a layer's q, k and v, sharing type and
+// columns), multiplied in one launch: part p's rows go to its own buffer, plus its bias.
 inline constexpr int kMaxGemvParts = 3;
 struct GemvPart {
   float* y = nullptr;           // batch rows of `rows` floats
   std::int64_t rows = 0;        // output rows of this part
   const float* bias = nullptr;  // `rows` floats added to every output row, or null
 };
+// How the products reach memory; value = dot (scaled, with a norm input) + the part's bias.
+enum class GemvStore : std::int32_t {
+  kWrite,       // y = value
+  kAccumulate,  // y = y + value: a projection joining the residual stream
+  // The weight's rows interleave two matrices, gate and up (row 2j is gate row j, row 2j + 1
+  // up row j); one part of w.rows / 2 rows, no bias: y[j] = silu(gate_j) * up_j, element j
+  // of a row as swiglu() computes it for a row of w.rows / 2.
+  kSwigluPairs,
+};
 struct GemvOutput {
   GemvPart parts[kMaxGemvParts];
-  int count = 0;  // 1..kMaxGemvParts; the parts' rows add up to w.rows
+  int count = 0;  // 1..kMaxGemvParts; the parts' rows add up to w.rows (kSwigluPairs: one part)
+  GemvStore store = GemvStore::kWrite;
 };
-// As gemv above, output row r of the stack going to the part holding it: parts[p].y[b *
-// parts[p].rows + (r - rows of the parts before p)] = dot + bias. Parts that do not add up to
-// w.rows (or an unsupported type) fill every part with NaN.
+// As gemv above, with `in`'s activations and output row r of the stack going to the part
+// holding it: parts[p].y[b * parts[p].rows + (r - rows of the parts before p)]. Outputs that
+// do not match the weight (or an unsupported type) fill every part with NaN.
+void gemv(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out, int batch,
+          cudaStream_t stream);
 void gemv(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,
           cudaStream_t stream);
 
@@ -95,6 +118,10 @@ cudaError_t probe_kernel_image() noexcept;
 void add_rms_norm(float* x, const float* residual, const float* weight, float* out, int rows,
                   int n, float eps, cudaStream_t stream);
 
+// add_rms_norm without the residual: out = x normalised, row by row; x is not written.
+void rms_norm(const float* x, const float* weight, float* out, int rows, int n, float eps,
+              cudaStream_t stream);
+
 // x[r * width + i] += bias[i].
 void add_bias(float* x, const float* bias, int rows, int width, cudaStream_t stream);
 
@@ -103,6 +130,12 @@ void add_in_place(float* x, const float* y, std::size_t n, cudaStream_t stream);
 
 // out[i] = silu(gate[i]) * up[i] for i < n; out may alias gate.
 void swiglu(const float* gate, const float* up, float* out, std::size_t n, cudaStream_t stream);
+
+// out[r * n + j] = silu(pairs[r * 2n + 2j]) * pairs[r * 2n + 2j + 1] for r < rows, j < n: the
+// products of an interleaved gate/up weight (GemvStore::kSwigluPairs) when they were computed
+// apart (cuBLAS), element j treated as swiglu() treats it for a row of n. out must not alias
+// pairs.
+void swiglu_pairs(const float* pairs, float* out, int rows, int n, cudaStream_t stream);
 
 struct RopeArgs {
   int mode = 0;  // an lpx_rope_mode

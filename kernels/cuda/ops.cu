@@ -9,7 +9,7 @@
 //                 with it every output) is bit-identical unless the exact sum lies that close to
 //                 an f32 rounding boundary, and then it is one ulp off (outputs <= 2 ulp).
 //   add_bias, add_in_place   one f32 addition per element: exact.
-//   swiglu        silu via exp_approx for the whole groups of 8 (bit-exact with the reference);
+//   swiglu, swiglu_pairs   silu via exp_approx for the whole groups of 8 (bit-exact with the reference);
 //                 the n % 8 tail takes exp in double rounded to f32 (the correctly rounded f32
 //                 exp) where the reference calls the C library's expf; glibc's differs from it
 //                 by one ulp for ~0.06% of inputs.
@@ -19,6 +19,7 @@
 //                 gets one ulp off for ~1% of angles: c and s may differ by one ulp.
 #include "cuda/launch.hpp"
 #include "cuda/device_math.cuh"
+#include "cuda/elementwise_math.cuh"
 #include "lpx/kinds/quant_backend.h"
 
 #include <algorithm>
@@ -67,8 +68,7 @@ __global__ void __launch_bounds__(kNormThreads)
   double total = 0.0;
   for (int w = 0; w < kNormWarps; ++w) total += warp_sums[w];  // same order in every thread
 
-  const auto mean = static_cast<float>(total / static_cast<double>(n));
-  const float scale = div_rn(1.0f, detail::sqrt_rn(add_rn(mean, eps)));
+  const float scale = detail::rms_scale(total, n, eps);
   for (int i = threadIdx.x; i < n; i += kNormThreads) {
     out[row_offset + i] = mul_rn(mul_rn(xr[i], scale), weight[i]);
   }
@@ -88,24 +88,24 @@ __global__ void add_in_place_kernel(float* x, const float* y, std::size_t n) {
   }
 }
 
-// reference::silu_approx and reference::silu_libm.
-__device__ float silu_approx(float v) {
-  return div_rn(v, add_rn(1.0f, detail::exp_approx(0.0f - v)));
-}
-__device__ float silu_exact_exp(float v) {
-  const auto e = static_cast<float>(exp(-static_cast<double>(v)));
-  return div_rn(v, add_rn(1.0f, e));
-}
-
 // Element i uses the approximation when it lies in the whole groups of 8 of the n elements,
 // as reference::swiglu does for the same n. out may alias gate (same index read and written).
 __global__ void swiglu_kernel(const float* gate, const float* up, float* out, std::size_t n) {
-  const std::size_t whole = n - n % 8;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float g = gate[i];
-    const float silu = i < whole ? silu_approx(g) : silu_exact_exp(g);
-    out[i] = mul_rn(silu, up[i]);
+    out[i] = detail::swiglu_element(gate[i], up[i], static_cast<long long>(i),
+                                    static_cast<long long>(n));
+  }
+}
+
+// Rows of 2n interleaved values (gate j at 2j, up j at 2j + 1) to rows of n: swiglu of each
+// row's gate and up halves, element j of a row treated as reference::swiglu treats it for n.
+__global__ void swiglu_pairs_kernel(const float* pairs, float* out, std::size_t total, int n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const std::size_t j = i % static_cast<std::size_t>(n);
+    const float* pair = pairs + 2 * i;  // row r's pairs start at 2 * r * n = 2 * (i - j)
+    out[i] = detail::swiglu_element(pair[0], pair[1], static_cast<long long>(j), n);
   }
 }
 
@@ -203,6 +203,12 @@ void add_rms_norm(float* x, const float* residual, const float* weight, float* o
   add_rms_norm_kernel<<<rows, kNormThreads, 0, stream>>>(x, residual, weight, out, n, eps);
 }
 
+void rms_norm(const float* x, const float* weight, float* out, int rows, int n, float eps,
+              cudaStream_t stream) {
+  // Without a residual the kernel only reads x.
+  add_rms_norm(const_cast<float*>(x), nullptr, weight, out, rows, n, eps, stream);
+}
+
 void add_bias(float* x, const float* bias, int rows, int width, cudaStream_t stream) {
   if (rows <= 0 || width <= 0) return;
   const std::size_t total = static_cast<std::size_t>(rows) * width;
@@ -217,6 +223,12 @@ void add_in_place(float* x, const float* y, std::size_t n, cudaStream_t stream) 
 void swiglu(const float* gate, const float* up, float* out, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   swiglu_kernel<<<element_blocks(n), kElementThreads, 0, stream>>>(gate, up, out, n);
+}
+
+void swiglu_pairs(const float* pairs, float* out, int rows, int n, cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return;
+  const std::size_t total = static_cast<std::size_t>(rows) * n;
+  swiglu_pairs_kernel<<<element_blocks(total), kElementThreads, 0, stream>>>(pairs, out, total, n);
 }
 
 void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "support/test_support.hpp"
 #include "synth/model_shapes.hpp"
+#include "synth/synthetic_model.hpp"
 
 namespace lpx::test {
 namespace {
@@ -72,6 +74,47 @@ TEST(CliSynth, UnknownNamesAndTypesAreUsageErrors) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "Q4_K")) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "x.gguf"));
+}
+
+// bench's (and the GPU tests') model argument: files as they are, synth:NAME:TYPE written once
+// into the temp directory, whole, and reused; bad specs say what is wrong.
+TEST(SynthSpec, ResolvesFilesAndWritesSyntheticModelsOnce) {
+  auto file = core::synth::resolve_model_spec("some/model.gguf");
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(*file, "some/model.gguf");
+
+  for (const char* bad : {"synth:smollm2-135m", "synth:no-such-model:Q8_0", "synth:smollm2-135m:Q2_K"}) {
+    auto resolved = core::synth::resolve_model_spec(bad);
+    ASSERT_FALSE(resolved.has_value()) << bad;
+    EXPECT_TRUE(contains(resolved.error(), bad)) << resolved.error();
+  }
+
+  // A temp directory of its own: other tests use the shared one's synthetic models.
+  TempDir dir;
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  ::setenv("TMPDIR", dir.path().c_str(), 1);
+  struct Restore {
+    bool had;
+    std::string value;
+    ~Restore() { had ? ::setenv("TMPDIR", value.c_str(), 1) : ::unsetenv("TMPDIR"); }
+  } restore{old_tmpdir != nullptr, saved};
+  const std::filesystem::path expected = dir / "lpx-synth-smollm2-135m-Q4_0.gguf";
+  auto written = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_0");
+  ASSERT_TRUE(written.has_value()) << written.error();
+  EXPECT_EQ(*written, expected.string());
+  const auto size = std::filesystem::file_size(expected);
+  EXPECT_GT(size, 50u << 20);
+  // No partial file left beside it.
+  for (const auto& entry : std::filesystem::directory_iterator(expected.parent_path())) {
+    EXPECT_EQ(entry.path().string().find(expected.string() + ".partial"), std::string::npos)
+        << entry.path();
+  }
+  // Reused, not rewritten: a file already there is returned as it is.
+  std::filesystem::resize_file(expected, 1234);
+  auto again = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_0");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(std::filesystem::file_size(expected), 1234u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "cuda/gpu_test_support.hpp"
 #include "engine/engine_test_support.hpp"
+#include "synth/synthetic_model.hpp"
 
 namespace lpx::test {
 namespace {
@@ -42,21 +43,36 @@ double top2_margin(const std::vector<float>& v) {
   return double{first} - double{second};
 }
 
+// A model file, or a synthetic model (synth:NAME:TYPE: random weights in the exact shapes of a
+// real model, written once into the temp directory). The synthetic ones reach what the tiny
+// model cannot: quantized weights, 64-wide heads (flash-decoding attention), grouped KV heads,
+// 24-30 layers, the stacked and interleaved matrices, and q/k/v biases (Qwen2).
 struct ModelCase {
   const char* name;
-  std::filesystem::path (*path)();
+  std::filesystem::path (*path)();  // null for a synthetic model
+  const char* synth_spec;
 };
 
 class CudaEngine : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
-    std::string why;
-    if (!gpu_available(&why)) GTEST_SKIP() << "no usable CUDA GPU: " << why;
-    if (!std::filesystem::exists(GetParam().path())) {
-      GTEST_SKIP() << GetParam().path() << " is missing (tools/setup.sh installs it)";
+    LPX_REQUIRE_GPU();
+    if (GetParam().synth_spec != nullptr) {
+      auto path = core::synth::resolve_model_spec(GetParam().synth_spec);
+      ASSERT_TRUE(path.has_value()) << path.error();
+      path_ = *path;
+    } else {
+      path_ = GetParam().path();
+    }
+    if (!std::filesystem::exists(path_)) {
+      GTEST_SKIP() << path_ << " is missing (tools/setup.sh installs it)";
     }
   }
+  const std::filesystem::path& model_path() const { return path_; }
   TestHost host_;
+
+ private:
+  std::filesystem::path path_;
 };
 
 // A prompt long enough for the cuBLAS prefill path (> 64 rows), then decode steps.
@@ -68,8 +84,8 @@ std::vector<std::int32_t> test_prompt(std::size_t length) {
 
 TEST_P(CudaEngine, TeacherForcedLogitsMatchTheCpu) {
     for (std::size_t prompt_length : {5u, 100u}) {
-    ForwardRig cpu_run(host_, GetParam().path(), "cpu", kCpuF32);
-    ForwardRig gpu_run(host_, GetParam().path(), "cuda", {});
+    ForwardRig cpu_run(host_, model_path(), "cpu", kCpuF32);
+    ForwardRig gpu_run(host_, model_path(), "cuda", {});
     std::vector<std::int32_t> next = test_prompt(prompt_length);
     double max_diff = 0;
     for (int step = 0; step < 24; ++step) {
@@ -98,7 +114,7 @@ TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
   config.context_size = 512;
   config.max_sequences = 4;
   config.kv_cache_tokens = 2048;
-  auto gpu = host_.engine(GetParam().path(), "cuda", {"greedy"}, config);
+  auto gpu = host_.engine(model_path(), "cuda", {"greedy"}, config);
   ASSERT_NE(gpu, nullptr);
   const std::vector<std::size_t> lengths = {3, 17, 70, 9, 130, 33};
   const std::vector<std::uint32_t> max_tokens = {40, 8, 25, 60, 12, 30};
@@ -126,7 +142,7 @@ TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
   for (auto& c : clients) c.join();
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     ASSERT_TRUE(results[i].error.empty()) << results[i].error;
-    ForwardRig cpu(host_, GetParam().path(), "cpu", kCpuF32);
+    ForwardRig cpu(host_, model_path(), "cpu", kCpuF32);
     std::vector<std::int32_t> next = prompts[i];
     for (std::size_t s = 0; s < results[i].tokens.size(); ++s) {
       const std::vector<float>& logits = cpu.feed(next);
@@ -143,8 +159,12 @@ TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,
-                         ::testing::Values(ModelCase{"tiny_llama", &tiny_llama_path},
-                                           ModelCase{"smollm2", &smollm2_path}),
+                         ::testing::Values(ModelCase{"tiny_llama", &tiny_llama_path, nullptr},
+                                           ModelCase{"smollm2", &smollm2_path, nullptr},
+                                           ModelCase{"synthetic_smollm2_q4_1", nullptr,
+                                                     "synth:smollm2-135m:Q4_1"},
+                                           ModelCase{"synthetic_qwen2_q8_0", nullptr,
+                                                     "synth:qwen2.5-0.5b:Q8_0"}),
                          [](const ::testing::TestParamInfo<ModelCase>& param_info) {
                            return std::string(param_info.param.name);
                          });

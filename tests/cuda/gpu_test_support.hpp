@@ -6,12 +6,20 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace lpx::test {
+
+// True where a GPU must be usable (LPX_EXPECT_GPU set and not "0": tools/gpu-check.sh sets it),
+// so that a GPU test fails instead of skipping when the driver or the device is broken.
+inline bool gpu_expected() {
+  const char* value = std::getenv("LPX_EXPECT_GPU");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
 
 // True when at least one CUDA device can be used; otherwise false with the reason in *why.
 inline bool gpu_available(std::string* why) {
@@ -66,12 +74,15 @@ class DeviceBuffer {
   T* get() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
 
-  // Copies host into the buffer (host.size() must not exceed size()); synchronous.
+  // Copies host into the buffer (host.size() must not exceed size()). Complete on the device
+  // when it returns: a pageable cudaMemcpy may return before its DMA lands, and work on a
+  // non-blocking stream does not wait for it.
   void upload(const std::vector<T>& host) {
     if (host.size() > size_) throw std::runtime_error("DeviceBuffer::upload: too many elements");
     if (host.empty()) return;
     if (cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) !=
-        cudaSuccess) {
+            cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
       throw std::runtime_error("cudaMemcpy to device failed");
     }
   }
@@ -113,11 +124,15 @@ inline ::testing::AssertionResult finished() {
 
 }  // namespace lpx::test
 
-// Skips the current test (from inside a TEST body) when no CUDA GPU is usable.
-#define LPX_REQUIRE_GPU()                                     \
-  do {                                                        \
-    std::string lpx_gpu_why_;                                 \
-    if (!::lpx::test::gpu_available(&lpx_gpu_why_)) {         \
-      GTEST_SKIP() << "no usable CUDA GPU: " << lpx_gpu_why_; \
-    }                                                         \
+// Skips the current test (from inside a TEST body or SetUp) when no CUDA GPU is usable; fails
+// it instead where one is expected (gpu_expected).
+#define LPX_REQUIRE_GPU()                                         \
+  do {                                                            \
+    std::string lpx_gpu_why_;                                     \
+    if (!::lpx::test::gpu_available(&lpx_gpu_why_)) {             \
+      if (::lpx::test::gpu_expected()) {                          \
+        FAIL() << "LPX_EXPECT_GPU is set but no CUDA GPU is usable: " << lpx_gpu_why_; \
+      }                                                           \
+      GTEST_SKIP() << "no usable CUDA GPU: " << lpx_gpu_why_;     \
+    }                                                             \
   } while (false)

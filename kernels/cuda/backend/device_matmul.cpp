@@ -23,27 +23,35 @@ std::int64_t chunk_rows_for(std::int64_t max_columns, std::int64_t max_weight_ro
   return std::clamp<std::int64_t>(rows, 64, std::max<std::int64_t>(max_weight_rows, 64));
 }
 
-}  // namespace
-
-std::size_t DeviceMatmul::planned_bytes(int max_rows, std::int64_t max_columns,
-                                        std::int64_t max_weight_rows) {
-  if (max_rows <= kGemvRows) return 0;
-  return static_cast<std::size_t>(chunk_rows_for(max_columns, max_weight_rows) * max_columns) *
-             sizeof(float) +
-         static_cast<std::size_t>(max_weight_rows) * sizeof(std::int32_t) + kCublasWorkspaceBytes;
+// Rows [first, first + rows) of w as a weight of their own.
+k::DeviceWeight row_range(const k::DeviceWeight& w, std::int64_t first, std::int64_t rows) {
+  k::DeviceWeight part = w;
+  part.data = static_cast<const std::uint8_t*>(w.data) + static_cast<std::size_t>(first) * w.row_bytes;
+  part.rows = rows;
+  return part;
 }
 
-DeviceMatmul::DeviceMatmul(cudaStream_t stream, int max_rows, std::int64_t max_columns,
-                           std::int64_t max_weight_rows)
-    : stream_(stream), chunk_rows_(chunk_rows_for(max_columns, max_weight_rows)) {
+}  // namespace
+
+std::size_t DeviceMatmul::planned_bytes(const Limits& l) {
+  if (l.rows <= kGemvRows) return 0;
+  const auto rows = static_cast<std::size_t>(l.rows);
+  return static_cast<std::size_t>(chunk_rows_for(l.columns, l.weight_rows) * l.columns) *
+             sizeof(float) +
+         static_cast<std::size_t>(l.weight_rows) * sizeof(std::int32_t) + kCublasWorkspaceBytes +
+         rows * static_cast<std::size_t>(l.columns + l.staged_rows) * sizeof(float);
+}
+
+DeviceMatmul::DeviceMatmul(cudaStream_t stream, const Limits& l)
+    : stream_(stream), chunk_rows_(chunk_rows_for(l.columns, l.weight_rows)) {
   check_cublas(cublasCreate(&cublas_), "cublasCreate");
   check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
   // Exact f32 products (no TF32): the contract is f32 arithmetic.
   check_cublas(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  if (max_rows > kGemvRows) {
-    w32_ = DeviceArray<float>(static_cast<std::size_t>(chunk_rows_) * max_columns,
+  if (l.rows > kGemvRows) {
+    w32_ = DeviceArray<float>(static_cast<std::size_t>(chunk_rows_) * l.columns,
                               "dequantized weight chunk (f32)");
-    std::vector<std::int32_t> ids(static_cast<std::size_t>(max_weight_rows));
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(l.weight_rows));
     std::iota(ids.begin(), ids.end(), 0);
     row_ids_ = DeviceArray<std::int32_t>(ids.size(), "weight row ids");
     check_cuda(cudaMemcpy(row_ids_.get(), ids.data(), ids.size() * sizeof(std::int32_t),
@@ -52,6 +60,11 @@ DeviceMatmul::DeviceMatmul(cudaStream_t stream, int max_rows, std::int64_t max_c
     cublas_workspace_ = DeviceArray<std::uint8_t>(kCublasWorkspaceBytes, "cuBLAS workspace");
     check_cublas(cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_.bytes()),
                  "cublasSetWorkspace");
+    const auto rows = static_cast<std::size_t>(l.rows);
+    normed_ = DeviceArray<float>(rows * static_cast<std::size_t>(l.columns), "normalised rows");
+    if (l.staged_rows > 0) {
+      staged_ = DeviceArray<float>(rows * static_cast<std::size_t>(l.staged_rows), "products");
+    }
   }
 }
 
@@ -60,29 +73,41 @@ DeviceMatmul::~DeviceMatmul() {
 }
 
 void DeviceMatmul::run(const k::DeviceWeight& w, const float* x, float* y, int rows) {
-  if (rows <= kGemvRows) {
-    for (int b = 0; b < rows; b += k::kMaxGemvBatch) {
-      const int batch = std::min(k::kMaxGemvBatch, rows - b);
-      k::gemv(w, x + static_cast<std::size_t>(b) * w.columns,
-              y + static_cast<std::size_t>(b) * w.rows, batch, stream_);
-    }
-    return;
-  }
-  run_cublas(w, x, y, rows);
+  k::GemvOutput out;
+  out.parts[0] = {y, w.rows, nullptr};
+  out.count = 1;
+  run(w, k::GemvInput{x}, out, rows);
 }
 
-void DeviceMatmul::run_parts(const k::DeviceWeight& stack, std::span<const Part> parts,
-                             const float* x, int rows) {
-  if (stack.rows > 0 && rows <= kGemvRows && parts.size() <= k::kMaxGemvParts) {
-    k::GemvOutput out;
-    for (const Part& part : parts) out.parts[out.count++] = {part.y, part.weight->rows, part.bias};
-    k::gemv(stack, x, out, rows, stream_);
+void DeviceMatmul::run(const k::DeviceWeight& w, const k::GemvInput& in,
+                       const k::GemvOutput& out, int rows) {
+  if (rows <= kGemvRows) {
+    k::gemv(w, in, out, rows, stream_);  // every fusion in one launch per 8 rows
     return;
   }
-  for (const Part& part : parts) {
-    run(*part.weight, x, part.y, rows);
-    if (part.bias != nullptr) {
-      k::add_bias(part.y, part.bias, rows, static_cast<int>(part.weight->rows), stream_);
+  const float* x = in.x;
+  if (in.norm_weight != nullptr) {
+    k::rms_norm(in.x, in.norm_weight, normed_.get(), rows, static_cast<int>(w.columns),
+                in.norm_eps, stream_);
+    x = normed_.get();
+  }
+  if (out.store == k::GemvStore::kSwigluPairs) {
+    const k::GemvPart& part = out.parts[0];
+    run_cublas(w, x, staged_.get(), rows);
+    k::swiglu_pairs(staged_.get(), part.y, rows, static_cast<int>(part.rows), stream_);
+    return;
+  }
+  std::int64_t first = 0;
+  for (int p = 0; p < out.count; ++p) {
+    const k::GemvPart& part = out.parts[p];
+    const k::DeviceWeight weight = row_range(w, first, part.rows);
+    first += part.rows;
+    const auto width = static_cast<int>(part.rows);
+    float* product = out.store == k::GemvStore::kAccumulate ? staged_.get() : part.y;
+    run_cublas(weight, x, product, rows);
+    if (part.bias != nullptr) k::add_bias(product, part.bias, rows, width, stream_);
+    if (product != part.y) {
+      k::add_in_place(part.y, product, static_cast<std::size_t>(rows) * width, stream_);
     }
   }
 }

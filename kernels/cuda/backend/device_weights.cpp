@@ -23,18 +23,26 @@ class Layout {
     }
     return it->second;
   }
-  // Places the pieces back to back (no padding between them) when none is placed yet; false
-  // otherwise (then nothing is placed).
-  bool add_stack(const std::vector<std::pair<const void*, std::size_t>>& pieces) {
+  // Places the pieces back to back (no padding between them), or with `rows` rows each of
+  // `row_bytes` interleaved row by row (row r of piece p at (r * count + p) * row_bytes), when
+  // none is placed yet; false otherwise (then nothing is placed).
+  bool add_stack(const std::vector<std::pair<const void*, std::size_t>>& pieces,
+                 bool interleave, std::size_t rows, std::size_t row_bytes) {
     for (const auto& piece : pieces) {
       if (offsets_.count(piece.first) != 0) return false;
     }
     std::size_t offset = total_;
     for (const auto& [host, bytes] : pieces) {
       offsets_.emplace(host, offset);
-      order_.push_back({host, bytes, offset});
-      offset += bytes;
+      if (interleave) {
+        order_.push_back({host, bytes, offset, rows, row_bytes, row_bytes * pieces.size()});
+        offset += row_bytes;
+      } else {
+        order_.push_back({host, bytes, offset});
+        offset += bytes;
+      }
     }
+    if (interleave) offset = total_ + rows * row_bytes * pieces.size();
     total_ = aligned(offset);
     return true;
   }
@@ -43,6 +51,9 @@ class Layout {
     const void* host;
     std::size_t bytes;
     std::size_t offset;
+    std::size_t rows = 0;       // > 0: copied row by row, `pitch` bytes apart on the device
+    std::size_t row_bytes = 0;
+    std::size_t pitch = 0;
   };
   const std::vector<Piece>& pieces() const noexcept { return order_; }
 
@@ -91,15 +102,27 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   struct PendingStack {
     DeviceWeight* target;
     std::vector<const lpx_tensor_view*> parts;
+    std::vector<DeviceWeight*> part_targets;  // cleared when interleaved: no longer matrices
   };
   std::vector<PendingStack> stacks;
-  auto stack = [&](DeviceWeight& target, std::vector<const lpx_tensor_view*> parts) {
+  auto stack = [&](DeviceWeight& target, std::vector<const lpx_tensor_view*> parts,
+                   std::vector<DeviceWeight*> part_targets, bool interleave) {
     if (!stackable(parts)) return;
+    const std::int64_t rows = parts.front()->dims[1];
+    if (interleave) {
+      for (const lpx_tensor_view* v : parts) {
+        if (v->dims[1] != rows) return;
+      }
+    }
     std::vector<std::pair<const void*, std::size_t>> pieces;
     for (const lpx_tensor_view* v : parts) {
       pieces.emplace_back(v->data, static_cast<std::size_t>(v->size_bytes));
     }
-    if (layout.add_stack(pieces)) stacks.push_back({&target, std::move(parts)});
+    const auto row_bytes = static_cast<std::size_t>(parts.front()->size_bytes / rows);
+    if (layout.add_stack(pieces, interleave, static_cast<std::size_t>(rows), row_bytes)) {
+      stacks.push_back({&target, std::move(parts), interleave ? std::move(part_targets)
+                                                              : std::vector<DeviceWeight*>{}});
+    }
   };
   auto matrix = [&](DeviceWeight& target, const lpx_tensor_view* view, const char* what) {
     require(view, what);
@@ -127,8 +150,9 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   layers.resize(desc.n_layer);
   for (std::uint32_t i = 0; i < desc.n_layer; ++i) {
     const lpx_llama_layer& from = desc.layers[i];
-    stack(layers[i].wqkv, {from.wq, from.wk, from.wv});
-    stack(layers[i].ffn_gate_up, {from.ffn_gate, from.ffn_up});
+    DeviceLayer& to = layers[i];
+    stack(to.wqkv, {from.wq, from.wk, from.wv}, {}, false);
+    stack(to.ffn_gate_up, {from.ffn_gate, from.ffn_up}, {&to.ffn_gate, &to.ffn_up}, true);
   }
   matrix(token_embd, desc.token_embd, "token_embd");
   norm(output_norm, desc.output_norm, "output_norm");
@@ -155,9 +179,16 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
 
   storage_ = DeviceArray<std::uint8_t>(layout.total(), "the model weights");
   for (const Layout::Piece& piece : layout.pieces()) {
-    check_cuda(cudaMemcpy(storage_.get() + piece.offset, piece.host, piece.bytes,
-                          cudaMemcpyHostToDevice),
-               "copying the weights to the GPU");
+    if (piece.rows > 0) {
+      check_cuda(cudaMemcpy2D(storage_.get() + piece.offset, piece.pitch, piece.host,
+                              piece.row_bytes, piece.row_bytes, piece.rows,
+                              cudaMemcpyHostToDevice),
+                 "copying the weights to the GPU");
+    } else {
+      check_cuda(cudaMemcpy(storage_.get() + piece.offset, piece.host, piece.bytes,
+                            cudaMemcpyHostToDevice),
+                 "copying the weights to the GPU");
+    }
   }
   for (const PendingMatrix& m : matrices) m.target->data = storage_.get() + m.offset;
   for (const PendingStack& s : stacks) {  // the first part's place, every part's rows
@@ -167,6 +198,7 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
     }
     *s.target = *first;
     for (std::size_t p = 1; p < s.parts.size(); ++p) s.target->rows += s.parts[p]->dims[1];
+    for (DeviceWeight* part : s.part_targets) *part = DeviceWeight{};
   }
   for (const PendingFloats& f : floats) {
     *f.target = reinterpret_cast<const float*>(storage_.get() + f.offset);

@@ -1,8 +1,10 @@
 // A llama-family model's weights copied into one device allocation: quantized matrices keep
 // their GGUF block layout (the GEMV kernels read them as they are), norm weights and biases
 // are f32. A tied output head shares the embedding's bytes. Matrices that read the same input
-// (a layer's q, k, v; its gate and up) are placed one after the other when they share type and
-// columns, so each set is also one stacked matrix: one GEMV launch instead of three or two.
+// (a layer's q, k, v; its gate and up) are stacked when they share type and shape, so each set
+// is one matrix: one GEMV launch instead of three or two. q, k and v are placed one after the
+// other; gate and up are interleaved row by row, so that one GEMV row group computes a gate row
+// and its up row and can store SwiGLU of the two (GemvStore::kSwigluPairs).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,9 +28,10 @@ struct DeviceLayer {
   const float* bk = nullptr;
   const float* bv = nullptr;
   const float* ffn_norm = nullptr;
-  DeviceWeight ffn_gate, ffn_up, ffn_down;
-  // wq over wk over wv, and ffn_gate over ffn_up, as single matrices; rows == 0 where the
-  // parts could not be stacked (different types or widths).
+  DeviceWeight ffn_gate, ffn_up, ffn_down;  // gate and up: rows == 0 when interleaved
+  // wq over wk over wv as one matrix; ffn_gate and ffn_up interleaved (row 2j gate row j, row
+  // 2j + 1 up row j). rows == 0 where the parts could not be stacked (different types or
+  // shapes); then the parts are matrices of their own.
   DeviceWeight wqkv, ffn_gate_up;
 };
 

@@ -48,8 +48,10 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
   rope_.freq_factors = weights_.rope_freq_factors;  // on the device
   kv_ = DeviceArray<std::uint16_t>(pool_elements_ * 2 * desc.n_layer, "the KV cache");
   check_cuda(cudaMemset(kv_.get(), 0, kv_.bytes()), "clearing the KV cache");
-  matmul_ = std::make_unique<DeviceMatmul>(stream_, max_rows_, weights_.max_columns(),
-                                           weights_.max_rows());
+  DeviceMatmul::Limits limits = matmul_limits(desc);  // from the hyperparameters; the weights
+  limits.columns = std::max(limits.columns, weights_.max_columns());  // are validated against
+  limits.weight_rows = std::max(limits.weight_rows, weights_.max_rows());  // them, but be sure
+  matmul_ = std::make_unique<DeviceMatmul>(stream_, limits);
 
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
   const std::size_t tables = static_cast<std::size_t>(max_sequences_ + 1) * table_stride_;
@@ -72,17 +74,17 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
 
   const std::size_t embd = desc.n_embd;
   x_ = DeviceArray<float>(rows * embd, "activations");
-  norm_ = DeviceArray<float>(rows * embd, "activations");
-  proj_ = DeviceArray<float>(rows * embd, "activations");
   q_ = DeviceArray<float>(rows * q_width_, "activations");
   attn_ = DeviceArray<float>(rows * q_width_, "activations");
   k_ = DeviceArray<float>(rows * kv_width_, "activations");
   v_ = DeviceArray<float>(rows * kv_width_, "activations");
-  gate_ = DeviceArray<float>(rows * desc.n_ff, "activations");
-  up_ = DeviceArray<float>(rows * desc.n_ff, "activations");
+  ffn_ = DeviceArray<float>(rows * desc.n_ff, "activations");
+  const bool all_interleaved =
+      std::all_of(weights_.layers.begin(), weights_.layers.end(),
+                  [](const DeviceLayer& layer) { return layer.ffn_gate_up.rows > 0; });
+  if (!all_interleaved) up_ = DeviceArray<float>(rows * desc.n_ff, "activations");
   const std::size_t outputs = static_cast<std::size_t>(max_sequences_);
   head_in_ = DeviceArray<float>(outputs * embd, "activations");
-  head_norm_ = DeviceArray<float>(outputs * embd, "activations");
   logits_ = DeviceArray<float>(outputs * desc.n_vocab, "logits");
   argmax_ = DeviceArray<std::int32_t>(outputs, "argmax");
   host_logits_ = PinnedArray<float>(outputs * desc.n_vocab, "logits");
@@ -94,6 +96,9 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
                                   static_cast<int>(desc.head_dim),
                                   static_cast<int>(desc.max_context), kSplitPositions),
       "attention scratch");
+  // The copies and the KV memset above ran on the legacy default stream, the steps run on
+  // stream_ (non-blocking): nothing may still be in flight when the first step starts.
+  check_cuda(cudaDeviceSynchronize(), "loading the model");
 }
 
 LlamaDeviceModel::~LlamaDeviceModel() {
@@ -107,10 +112,9 @@ void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
   info.weight_bytes = weights_.bytes();
   info.kv_cache_bytes = kv_.bytes();
   info.workspace_bytes =
-      matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + norm_.bytes() + proj_.bytes() +
-      q_.bytes() + attn_.bytes() + k_.bytes() + v_.bytes() + gate_.bytes() + up_.bytes() +
-      head_in_.bytes() + head_norm_.bytes() + logits_.bytes() + attention_partial_.bytes() +
-      programs_.bytes();
+      matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + q_.bytes() + attn_.bytes() +
+      k_.bytes() + v_.bytes() + ffn_.bytes() + up_.bytes() + head_in_.bytes() + logits_.bytes() +
+      attention_partial_.bytes() + programs_.bytes();
   std::size_t free = 0;
   std::size_t total = 0;
   cudaMemGetInfo(&free, &total);
@@ -150,9 +154,11 @@ void LlamaDeviceModel::check_args(const lpx_forward_args& a) const {
 
 int LlamaDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
   if (!use_graphs_ || a.n_rows != a.n_sequences || a.n_outputs != a.n_rows) return 0;
+  // Larger batches go to cuBLAS, which is not captured (it may load kernels on first use).
+  if (a.n_rows > static_cast<std::uint32_t>(DeviceMatmul::kGemvRows)) return 0;
   int bucket = 1;
   while (bucket < static_cast<int>(a.n_rows)) bucket *= 2;
-  return std::min(bucket, max_sequences_);
+  return std::min({bucket, max_sequences_, DeviceMatmul::kGemvRows});
 }
 
 LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket) {
@@ -187,6 +193,7 @@ LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_arg
       last = std::max(last, p);
       shape.max_positions = std::max(shape.max_positions, p + 1);
     }
+    if (last < 0) continue;  // a sequence without rows this step
     const std::int32_t blocks = last / block_size + 1;
     for (std::int32_t b = 0; b < blocks; ++b) {
       if (table[b] < 0 || table[b] >= static_cast<std::int32_t>(shape_.kv_blocks)) {
@@ -246,14 +253,20 @@ void LlamaDeviceModel::upload_inputs(const lpx_forward_args& a, const StepShape&
 }
 
 void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& layer, int index) {
-  const int embd = static_cast<int>(shape_.n_embd);
-  // The previous layer's feed-forward output joins the residual stream here.
-  k::add_rms_norm(x_.get(), index == 0 ? nullptr : proj_.get(), layer.attn_norm, norm_.get(),
-                  s.rows, embd, shape_.rms_norm_eps, stream_);
-  const DeviceMatmul::Part qkv[] = {{&layer.wq, q_.get(), layer.bq},
-                                    {&layer.wk, k_.get(), layer.bk},
-                                    {&layer.wv, v_.get(), layer.bv}};
-  matmul_->run_parts(layer.wqkv, qkv, norm_.get(), s.rows);
+  // q, k and v of the normalised residual stream, in one launch where they are stacked.
+  const k::GemvInput normed{x_.get(), layer.attn_norm, shape_.rms_norm_eps};
+  if (layer.wqkv.rows > 0) {
+    k::GemvOutput qkv;
+    qkv.parts[0] = {q_.get(), layer.wq.rows, layer.bq};
+    qkv.parts[1] = {k_.get(), layer.wk.rows, layer.bk};
+    qkv.parts[2] = {v_.get(), layer.wv.rows, layer.bv};
+    qkv.count = 3;
+    matmul_->run(layer.wqkv, normed, qkv, s.rows);
+  } else {
+    matmul_->run(layer.wq, normed, single_output(q_.get(), layer.wq.rows, layer.bq), s.rows);
+    matmul_->run(layer.wk, normed, single_output(k_.get(), layer.wk.rows, layer.bk), s.rows);
+    matmul_->run(layer.wv, normed, single_output(v_.get(), layer.wv.rows, layer.bv), s.rows);
+  }
   const int head_dim = static_cast<int>(shape_.head_dim);
   std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
   std::uint16_t* v_pool = k_pool + pool_elements_;
@@ -291,27 +304,45 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     args.partial = attention_partial_.get();
     k::attention(args, stream_);
   }
-  matmul_->run(layer.wo, attn_.get(), proj_.get(), s.rows);
+  // The output projection joins the residual stream.
+  matmul_->run(layer.wo, k::GemvInput{attn_.get()}, residual_output(layer.wo.rows), s.rows);
 }
 
 void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
-  const int embd = static_cast<int>(shape_.n_embd);
-  k::add_rms_norm(x_.get(), proj_.get(), layer.ffn_norm, norm_.get(), s.rows, embd,
-                  shape_.rms_norm_eps, stream_);
-  const DeviceMatmul::Part gate_up[] = {{&layer.ffn_gate, gate_.get(), nullptr},
-                                        {&layer.ffn_up, up_.get(), nullptr}};
-  matmul_->run_parts(layer.ffn_gate_up, gate_up, norm_.get(), s.rows);
-  if (shape_.n_ff % 8 == 0) {
-    k::swiglu(gate_.get(), up_.get(), gate_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
-              stream_);
-  } else {  // the kernel, like the reference, treats a call's last n % 8 elements apart
-    for (int r = 0; r < s.rows; ++r) {
-      const std::size_t offset = static_cast<std::size_t>(r) * shape_.n_ff;
-      k::swiglu(gate_.get() + offset, up_.get() + offset, gate_.get() + offset, shape_.n_ff,
+  const k::GemvInput normed{x_.get(), layer.ffn_norm, shape_.rms_norm_eps};
+  if (layer.ffn_gate_up.rows > 0) {  // interleaved: SwiGLU stored by the same launch
+    k::GemvOutput pairs = single_output(ffn_.get(), shape_.n_ff, nullptr);
+    pairs.store = k::GemvStore::kSwigluPairs;
+    matmul_->run(layer.ffn_gate_up, normed, pairs, s.rows);
+  } else {
+    matmul_->run(layer.ffn_gate, normed, single_output(ffn_.get(), shape_.n_ff, nullptr), s.rows);
+    matmul_->run(layer.ffn_up, normed, single_output(up_.get(), shape_.n_ff, nullptr), s.rows);
+    if (shape_.n_ff % 8 == 0) {
+      k::swiglu(ffn_.get(), up_.get(), ffn_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
                 stream_);
+    } else {  // the kernel, like the reference, treats a call's last n % 8 elements apart
+      for (int r = 0; r < s.rows; ++r) {
+        const std::size_t offset = static_cast<std::size_t>(r) * shape_.n_ff;
+        k::swiglu(ffn_.get() + offset, up_.get() + offset, ffn_.get() + offset, shape_.n_ff,
+                  stream_);
+      }
     }
   }
-  matmul_->run(layer.ffn_down, gate_.get(), proj_.get(), s.rows);
+  matmul_->run(layer.ffn_down, k::GemvInput{ffn_.get()}, residual_output(layer.ffn_down.rows),
+               s.rows);
+}
+
+k::GemvOutput LlamaDeviceModel::single_output(float* y, std::int64_t rows, const float* bias) {
+  k::GemvOutput out;
+  out.parts[0] = {y, rows, bias};
+  out.count = 1;
+  return out;
+}
+
+k::GemvOutput LlamaDeviceModel::residual_output(std::int64_t rows) const {
+  k::GemvOutput out = single_output(x_.get(), rows, nullptr);
+  out.store = k::GemvStore::kAccumulate;
+  return out;
 }
 
 void LlamaDeviceModel::enqueue_step(const StepShape& s) {
@@ -322,11 +353,10 @@ void LlamaDeviceModel::enqueue_step(const StepShape& s) {
     feed_forward_block(s, weights_.layers[i]);
   }
   if (s.outputs == 0) return;
-  k::add_in_place(x_.get(), proj_.get(), static_cast<std::size_t>(s.rows) * embd, stream_);
   k::gather_rows(x_.get(), output_rows_, s.outputs, embd, head_in_.get(), stream_);
-  k::add_rms_norm(head_in_.get(), nullptr, weights_.output_norm, head_norm_.get(), s.outputs,
-                  embd, shape_.rms_norm_eps, stream_);
-  matmul_->run(weights_.output, head_norm_.get(), logits_.get(), s.outputs);
+  matmul_->run(weights_.output,
+               k::GemvInput{head_in_.get(), weights_.output_norm, shape_.rms_norm_eps},
+               single_output(logits_.get(), shape_.n_vocab, nullptr), s.outputs);
   const int n_vocab = static_cast<int>(shape_.n_vocab);
   if (s.programs) {
     k::sample_rows(logits_.get(), s.outputs, n_vocab, programs_.get(), argmax_.get(), stream_);

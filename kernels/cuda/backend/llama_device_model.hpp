@@ -4,12 +4,22 @@
 // copies, run every layer's kernels on one stream, copy the logits (or the token ids picked
 // on the device: greedy, or each row's sampling program) back, and synchronise once.
 //
-// Per layer: RMSNorm (with the residual add), one stacked GEMV for q, k, v (with biases), RoPE
-// + KV store, attention (partials + merge), the output projection, RMSNorm, one stacked GEMV
-// for gate and up, SwiGLU, the down projection (DeviceWeights stacks the matrices).
+// Per layer, at decode sizes, six launches and one more for long-context attention merges:
+//   q, k, v     one GEMV over the stacked matrices, reading the residual stream x normalised
+//               on the fly (attn_norm) and adding the biases;
+//   RoPE of q and k, and k, v into the paged f16 KV cache, in one kernel;
+//   attention   flash-decoding partials, then their merge;
+//   output      GEMV whose products are added to x (the residual add);
+//   gate, up    one GEMV over the interleaved matrices, reading x normalised (ffn_norm) and
+//               storing SwiGLU of each gate/up pair;
+//   down        GEMV added to x.
+// Prefill-sized steps run the same sequence with the norm, the residual add and SwiGLU as
+// separate kernels around cuBLAS (DeviceMatmul); matrices that could not be stacked
+// (DeviceWeights) run one by one.
 //
 // Pure decode steps (one row per sequence) run as CUDA graphs, one per batch-size bucket
-// (1, 2, 4, ... up to max_sequences) and way of picking (argmax or sampling programs), captured
+// (1, 2, 4, ... up to max_sequences, at most DeviceMatmul::kGemvRows: larger
+// batches take cuBLAS, which is not captured) and way of picking (argmax or sampling programs), captured
 // on first use: padding rows write to a sink KV block no sequence owns, and attention's grid is
 // sized for the whole context, so one graph serves every step of its bucket. Prefill and mixed
 // steps launch the same kernels directly.
@@ -57,6 +67,9 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   void enqueue_step(const StepShape& shape);  // every kernel of the step, on stream_
   void attention_block(const StepShape& shape, const DeviceLayer& layer, int index);
   void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
+  // Outputs for DeviceMatmul::run: one buffer; the residual stream x (products added to it).
+  static kernels::cuda::GemvOutput single_output(float* y, std::int64_t rows, const float* bias);
+  kernels::cuda::GemvOutput residual_output(std::int64_t rows) const;
   int decode_bucket(const lpx_forward_args& args) const noexcept;
   void run_graph(const StepShape& shape);
   void stage_programs(const lpx_forward_args& args, const StepShape& shape);
@@ -89,9 +102,10 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   std::int32_t* output_rows_ = nullptr;
   std::int32_t* block_tables_ = nullptr;
 
-  // Activations, max_rows rows each (output-side ones max_sequences rows).
-  DeviceArray<float> x_, norm_, proj_, q_, k_, v_, attn_, gate_, up_;
-  DeviceArray<float> head_in_, head_norm_, logits_;
+  // Activations, max_rows rows each (output-side ones max_sequences rows): x_ the residual
+  // stream, ffn_ the SwiGLU of gate and up (up_ only for gate/up matrices not interleaved).
+  DeviceArray<float> x_, q_, k_, v_, attn_, ffn_, up_;
+  DeviceArray<float> head_in_, logits_;
   DeviceArray<float> attention_partial_;
   DeviceArray<std::int32_t> argmax_;          // the picked tokens, argmax or programs
   PinnedArray<lpx_sampling_program> host_programs_;

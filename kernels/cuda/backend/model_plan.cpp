@@ -13,6 +13,20 @@ namespace lpx::cuda_backend {
 
 namespace k = kernels::cuda;
 
+DeviceMatmul::Limits matmul_limits(const lpx_llama_model_desc& d) {
+  DeviceMatmul::Limits limits;
+  limits.rows = static_cast<int>(std::max(d.max_rows, d.max_sequences));
+  const std::int64_t q_width = std::int64_t{d.n_head} * d.head_dim;
+  const std::int64_t kv_width = std::int64_t{d.n_head_kv} * d.head_dim;
+  const std::int64_t n_ff = d.n_ff;
+  limits.columns = std::max({std::int64_t{d.n_embd}, q_width, n_ff});
+  // The widest weights: the output head, the stacked q/k/v and the interleaved gate/up.
+  limits.weight_rows = std::max({std::int64_t{d.n_vocab}, q_width + 2 * kv_width, 2 * n_ff});
+  // Products added to the residual stream (n_embd wide) or paired into SwiGLU (2 n_ff).
+  limits.staged_rows = std::max(std::int64_t{d.n_embd}, 2 * n_ff);
+  return limits;
+}
+
 MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
   MemoryPlan plan;
   std::vector<const void*> seen;  // a tied head shares the embedding's bytes
@@ -24,13 +38,11 @@ MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
   add(d.token_embd);
   add(d.output_norm);
   add(d.output);
-  std::int64_t max_columns = 0;
   for (std::uint32_t i = 0; i < d.n_layer; ++i) {
     const lpx_llama_layer& l = d.layers[i];
     for (const lpx_tensor_view* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.ffn_gate,
                                      l.ffn_up, l.ffn_down}) {
       add(t);
-      if (t != nullptr) max_columns = std::max(max_columns, t->dims[0]);
     }
   }
   const std::size_t kv_width = std::size_t{d.n_head_kv} * d.head_dim;
@@ -38,21 +50,15 @@ MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
                   d.n_layer;
   const std::size_t rows = std::max(d.max_rows, d.max_sequences);
   const std::size_t q_width = std::size_t{d.n_head} * d.head_dim;
-  const std::size_t per_row = 3 * d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
+  // x; q and the attention output; k, v; SwiGLU and (for gate/up not interleaved) up.
+  const std::size_t per_row = d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
   plan.workspace = rows * per_row * sizeof(float) +
-                   std::size_t{d.max_sequences} * (2 * d.n_embd + d.n_vocab) * sizeof(float) +
+                   std::size_t{d.max_sequences} * (d.n_embd + d.n_vocab) * sizeof(float) +
                    k::attention_partial_floats(static_cast<int>(std::min<std::size_t>(rows, kAttentionRows)),
                                                static_cast<int>(d.n_head), static_cast<int>(d.head_dim),
                                                static_cast<int>(d.max_context), kSplitPositions) *
                        sizeof(float);
-  std::int64_t max_weight_rows = d.n_vocab;
-  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
-    for (const lpx_tensor_view* t : {d.layers[i].ffn_gate, d.layers[i].ffn_down, d.layers[i].wq}) {
-      if (t != nullptr && t->n_dims > 1) max_weight_rows = std::max(max_weight_rows, t->dims[1]);
-    }
-  }
-  plan.workspace += DeviceMatmul::planned_bytes(static_cast<int>(rows), max_columns,
-                                                max_weight_rows) +
+  plan.workspace += DeviceMatmul::planned_bytes(matmul_limits(d)) +
                     (std::size_t{64} << 20);  // inputs, cuBLAS's own state, graphs: headroom
   return plan;
 }

@@ -7,6 +7,8 @@
 
 #include <lpx/kinds/quant_backend.h>
 
+#include "device_matmul.hpp"
+
 namespace lpx::cuda_backend {
 
 inline constexpr int kSplitPositions = 256;  // flash-decoding chunk: positions per thread block
@@ -16,6 +18,9 @@ struct MemoryPlan {
   std::size_t weights = 0, kv_cache = 0, workspace = 0;
   std::size_t total() const noexcept { return weights + kv_cache + workspace; }
 };
+
+// The largest products the model's DeviceMatmul must serve.
+DeviceMatmul::Limits matmul_limits(const lpx_llama_model_desc& desc);
 
 // Device memory a model of `desc` takes (weights, KV cache, workspace with headroom).
 MemoryPlan plan_memory(const lpx_llama_model_desc& desc);
