@@ -1,17 +1,19 @@
 // The paged KV cache on the GPU: kv_store writes a step's K and V rows into their slots, and
 // attention() is flash-decoding over the paged f16 pool in two kernels:
 //
-//  1. attention_partial_kernel, one block per (row, kv head, chunk of split_positions cache
-//     positions). It serves every query head of its kv head (the GQA group, in slices of
-//     kMaxGroup heads), so each K and V vector is read once per slice. Positions go by tiles of
-//     kTile: the tile's scores q.k (q rounded to f16, as the reference rounds it; products of
-//     two f16 values are exact in f32, so only the order of the f32 additions differs), then an
-//     online-softmax step in f32 (running max and sum, exp = the reference's exp_approx), then
-//     the weighted sum of V. It writes, per query head, the unnormalised accumulators, the max
-//     and the sum of its chunk. A chunk that starts past the row's position writes max = -inf,
-//     sum = 0 and exits.
-//  2. attention_merge_kernel, one block per (row, query head): the log-sum-exp merge of the
-//     chunks' partials, divided by the merged sum.
+// attention_kernel, one block per (row, kv head, chunk of split_positions cache positions). It
+// serves every query head of its kv head (the GQA group, in slices of kMaxGroup heads), so each
+// K and V vector is read once per slice. Positions go by tiles of kTile: the tile's scores q.k
+// (q rounded to f16, as the reference rounds it; products of two f16 values are exact in f32,
+// so only the order of the f32 additions differs), then an online-softmax step in f32 (running
+// max and sum, exp = the reference's exp_approx), then the weighted sum of V. Then:
+//  - a row whose positions fit in one chunk (the common case of short contexts): that chunk's
+//    block divides by the sum and writes the output; nothing else runs;
+//  - otherwise each chunk writes, per query head, its unnormalised accumulators, max and sum,
+//    and counts itself done on the (row, kv head)'s counter; the block that finishes last (the
+//    counter reaching the number of chunks in use) merges them, log-sum-exp in chunk order (so
+//    the result does not depend on which block is last), and resets the counter.
+// Chunks that start past the row's position exit at once. One launch per call: no merge kernel.
 //
 // Difference from kernels/reference (ops_attention.cpp): the reference normalises the softmax
 // weights first and rounds each to f16 before the sum over V; here the weights stay f32 and the
@@ -39,7 +41,6 @@ constexpr int kThreads = 128;  // partial kernel
 constexpr int kWarps = kThreads / 32;
 constexpr int kTile = 32;      // positions per softmax step: one lane each
 constexpr int kMaxGroup = 8;   // query heads served by one pass over K and V
-constexpr int kMergeThreads = 128;
 constexpr int kMaxGridYZ = 65535;
 constexpr float kNegInf = -INFINITY;
 
@@ -62,9 +63,30 @@ __device__ const __half2* cache_vector(const AttentionArgs& a, const std::uint16
   return reinterpret_cast<const __half2*>(pool + (slot * a.n_kv_heads + kv_head) * a.head_dim);
 }
 
+// Output dim d of query head `head`: the chunks' partials (0..used) merged, log-sum-exp over their
+// maxima, divided by the merged sum; chunks with max = -inf add nothing. The partials were
+// written by other blocks of this launch: read past L1.
+__device__ float merge_chunks(const AttentionArgs& a, int row, int head, int d, int used,
+                              int chunks, int dim) {
+  const int stride = dim + 2;
+  const float* partials = a.partial + partial_offset(row, head, 0, a.n_heads, chunks, dim);
+  float max = kNegInf;
+  for (int c = 0; c < used; ++c) max = fmaxf(max, __ldcg(partials + c * stride + dim));
+  float sum = 0.0f;
+  float acc = 0.0f;
+  for (int c = 0; c < used; ++c) {
+    const float m = __ldcg(partials + c * stride + dim);
+    if (m == kNegInf) continue;
+    const float scale = exp_approx(sub_rn(m, max));
+    sum = fmaf(__ldcg(partials + c * stride + dim + 1), scale, sum);
+    acc = fmaf(__ldcg(partials + c * stride + d), scale, acc);
+  }
+  return detail::div_rn(acc, sum);
+}
+
 template <int D>
 __global__ void __launch_bounds__(kThreads)
-    attention_partial_kernel(const AttentionArgs a, int chunks) {
+    attention_kernel(const AttentionArgs a, int chunks) {
   constexpr int kPairs = D / 2;               // K and V are read as half2
   constexpr int kPositionGroups = kThreads / kPairs;  // positions the V pass takes side by side
   static_assert(D % 2 == 0 && kPositionGroups >= 1, "head_dim: even, at most 2 * kThreads");
@@ -86,18 +108,11 @@ __global__ void __launch_bounds__(kThreads)
   const int position = a.positions[row];
 
   // This chunk's positions; the last chunk also takes any position past max_positions, so a
-  // row beyond the grid's sizing is still complete (just slower).
+  // row beyond the grid's sizing is still complete (just slower). Chunks 0..used-1 hold some.
+  const int used = min(chunks, position / a.split_positions + 1);
+  if (chunk >= used) return;  // the whole block: no barrier is skipped
   const int begin = chunk * a.split_positions;
   const int end = chunk == chunks - 1 ? position + 1 : min(begin + a.split_positions, position + 1);
-  if (begin >= end) {
-    for (int g = tid; g < group; g += kThreads) {
-      float* partial = a.partial + partial_offset(row, kv_head * group + g, chunk, a.n_heads,
-                                                  chunks, D);
-      partial[D] = kNegInf;
-      partial[D + 1] = 0.0f;
-    }
-    return;
-  }
   const std::int32_t* table =
       a.block_tables + static_cast<std::size_t>(a.row_sequence[row]) * a.block_table_stride;
   const int pair = tid % kPairs;       // V pass: this thread's dims 2 * pair, 2 * pair + 1
@@ -189,7 +204,7 @@ __global__ void __launch_bounds__(kThreads)
       __syncthreads();  // the next tile overwrites w_s and alpha_s
     }
 
-    // 4. Add up the position groups and write the slice's partials.
+    // 4. Add up the position groups; the whole row's output, or this chunk's partials.
     if (pos_group < kPositionGroups) {
 #pragma unroll
       for (int g = 0; g < kMaxGroup; ++g) {
@@ -205,11 +220,18 @@ __global__ void __launch_bounds__(kThreads)
         total.x += acc_s[k][g][p].x;
         total.y += acc_s[k][g][p].y;
       }
-      float* partial = a.partial + partial_offset(row, first_head + g, chunk, a.n_heads, chunks, D);
-      partial[2 * p] = total.x;
-      partial[2 * p + 1] = total.y;
+      if (used == 1) {
+        float* out = a.out + (static_cast<std::size_t>(row) * a.n_heads + first_head + g) * D;
+        out[2 * p] = detail::div_rn(total.x, sum_s[g]);
+        out[2 * p + 1] = detail::div_rn(total.y, sum_s[g]);
+      } else {
+        float* partial =
+            a.partial + partial_offset(row, first_head + g, chunk, a.n_heads, chunks, D);
+        partial[2 * p] = total.x;
+        partial[2 * p + 1] = total.y;
+      }
     }
-    if (tid < heads) {
+    if (tid < heads && used > 1) {
       float* partial =
           a.partial + partial_offset(row, first_head + tid, chunk, a.n_heads, chunks, D);
       partial[D] = max_s[tid];
@@ -217,33 +239,24 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();  // the next slice reuses q_s, max_s, sum_s and acc_s
   }
-}
+  if (used == 1) return;
 
-// out = sum_c e^(max_c - M) acc_c / sum_c e^(max_c - M) sum_c, M the largest max_c; empty
-// chunks (max = -inf) are skipped, so their accumulators are never read.
-__global__ void __launch_bounds__(kMergeThreads)
-    attention_merge_kernel(const AttentionArgs a, int chunks) {
-  const int row = blockIdx.x;
-  const int head = blockIdx.y;
-  const int dim = a.head_dim;
-  const int stride = dim + 2;
-  const float* partials = a.partial + partial_offset(row, head, 0, a.n_heads, chunks, dim);
-
-  float max = kNegInf;
-  for (int c = 0; c < chunks; ++c) max = fmaxf(max, partials[c * stride + dim]);
-  float sum = 0.0f;
-  for (int c = 0; c < chunks; ++c) {
-    const float m = partials[c * stride + dim];
-    if (m != kNegInf) sum = fmaf(partials[c * stride + dim + 1], exp_approx(sub_rn(m, max)), sum);
-  }
-  float* out = a.out + (static_cast<std::size_t>(row) * a.n_heads + head) * dim;
-  for (int d = threadIdx.x; d < dim; d += kMergeThreads) {
-    float acc = 0.0f;
-    for (int c = 0; c < chunks; ++c) {
-      const float m = partials[c * stride + dim];
-      if (m != kNegInf) acc = fmaf(partials[c * stride + d], exp_approx(sub_rn(m, max)), acc);
-    }
-    out[d] = detail::div_rn(acc, sum);
+  // 5. The last of the row's chunks to finish merges them all (threadFenceReduction's pattern:
+  // partials visible device-wide before the count that announces them).
+  __shared__ bool last_s;
+  __threadfence();
+  __syncthreads();
+  std::uint32_t* counter = a.chunk_counters + static_cast<std::size_t>(row) * a.n_kv_heads + kv_head;
+  if (tid == 0) last_s = atomicAdd(counter, 1u) == static_cast<std::uint32_t>(used - 1);
+  __syncthreads();
+  if (!last_s) return;
+  if (tid == 0) *counter = 0;  // ready for the next launch
+  __threadfence();
+  for (int i = tid; i < group * D; i += kThreads) {
+    const int head = kv_head * group + i / D;
+    const int d = i % D;
+    a.out[(static_cast<std::size_t>(row) * a.n_heads + head) * D + d] =
+        merge_chunks(a, row, head, d, used, chunks, D);
   }
 }
 
@@ -263,9 +276,7 @@ __global__ void kv_store_kernel(const float* k, const float* v, std::uint16_t* k
 
 template <int D>
 void launch_attention(const AttentionArgs& a, int chunks, cudaStream_t stream) {
-  const dim3 partial_grid(a.n_rows, a.n_kv_heads, chunks);
-  attention_partial_kernel<D><<<partial_grid, kThreads, 0, stream>>>(a, chunks);
-  attention_merge_kernel<<<dim3(a.n_rows, a.n_heads), kMergeThreads, 0, stream>>>(a, chunks);
+  attention_kernel<D><<<dim3(a.n_rows, a.n_kv_heads, chunks), kThreads, 0, stream>>>(a, chunks);
 }
 
 }  // namespace
@@ -289,9 +300,10 @@ std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim, in
 void attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.n_rows <= 0) return;
   const bool shape_ok = a.n_heads > 0 && a.n_kv_heads > 0 && a.n_heads % a.n_kv_heads == 0 &&
-                        a.n_heads <= kMaxGridYZ && a.block_size > 0 && a.max_positions > 0 &&
+                        a.n_kv_heads <= kMaxGridYZ && a.block_size > 0 && a.max_positions > 0 &&
                         a.split_positions > 0 &&
-                        chunk_count(a.max_positions, a.split_positions) <= kMaxGridYZ;
+                        chunk_count(a.max_positions, a.split_positions) <= kMaxGridYZ &&
+                        a.chunk_counters != nullptr;
   if (!shape_ok) {
     detail::report_invalid_arguments(stream);
     return;

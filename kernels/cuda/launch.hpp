@@ -188,11 +188,15 @@ struct AttentionArgs {
   const std::uint16_t* v_pool = nullptr;
   int block_size = 16;
   // Flash-decoding: positions are split into chunks of split_positions, one thread block per
-  // (row, kv head, chunk), merged by a second kernel. The grid is sized for max_positions (fixed
-  // when a graph is captured); chunks past a row's position exit at once.
+  // (row, kv head, chunk); the chunk that finishes last merges them (a row within one chunk
+  // needs no merge). The grid is sized for max_positions (fixed when a graph is captured);
+  // chunks past a row's position exit at once.
   int max_positions = 0;
   int split_positions = 256;
   float* partial = nullptr;  // attention_partial_floats(...) floats of scratch
+  // n_rows x n_kv_heads counters of finished chunks: zero before the first call, and every
+  // call leaves them zero (calls on one stream may share them).
+  std::uint32_t* chunk_counters = nullptr;
 };
 std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim, int max_positions,
                                      int split_positions) noexcept;

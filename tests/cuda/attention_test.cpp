@@ -95,6 +95,16 @@ class PagedAttention {
     d_v_ = DeviceBuffer<std::uint16_t>(v_);
     d_partial_ = DeviceBuffer<float>(attention_partial_floats(
         rows(), c.n_heads, c.head_dim, c.max_positions, c.split_positions));
+    d_counters_ = DeviceBuffer<std::uint32_t>(
+        std::vector<std::uint32_t>(static_cast<std::size_t>(rows()) * c.n_kv_heads, 0u));
+  }
+
+  // The chunk counters are left zero by every call (the next one relies on it).
+  bool counters_are_zero() const {
+    for (const std::uint32_t c : d_counters_.download()) {
+      if (c != 0) return false;
+    }
+    return true;
   }
 
   int rows() const { return static_cast<int>(positions_.size()); }
@@ -118,6 +128,7 @@ class PagedAttention {
     a.max_positions = c_.max_positions;
     a.split_positions = c_.split_positions;
     a.partial = d_partial_.get();
+    a.chunk_counters = d_counters_.get();
     return a;
   }
 
@@ -234,6 +245,7 @@ class PagedAttention {
   std::vector<std::uint16_t> k_, v_;
   std::vector<float> q_;
   DeviceBuffer<float> d_q_, d_out_, d_partial_;
+  DeviceBuffer<std::uint32_t> d_counters_;
   DeviceBuffer<std::int32_t> d_positions_, d_row_sequence_, d_tables_;
   DeviceBuffer<std::uint16_t> d_k_, d_v_;
 };
@@ -262,6 +274,11 @@ TEST(CudaAttention, MatchesReferenceAndExactSoftmax) {
     attention(attention_case.args(), nullptr);
     ASSERT_TRUE(finished());
     attention_case.check();
+    EXPECT_TRUE(attention_case.counters_are_zero());
+    // Again on the same counters: the same result.
+    attention(attention_case.args(), nullptr);
+    ASSERT_TRUE(finished());
+    attention_case.check();
   }
 }
 
@@ -285,6 +302,7 @@ TEST(CudaAttention, CapturedGraphFollowsNewPositions) {
     ASSERT_TRUE(cuda_ok(cudaGraphLaunch(exec, stream)));
     ASSERT_TRUE(cuda_ok(cudaStreamSynchronize(stream)));
     attention_case.check();
+    EXPECT_TRUE(attention_case.counters_are_zero());
   }
   EXPECT_TRUE(cuda_ok(cudaGraphExecDestroy(exec)));
   EXPECT_TRUE(cuda_ok(cudaGraphDestroy(graph)));

@@ -96,6 +96,10 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
                                   static_cast<int>(desc.head_dim),
                                   static_cast<int>(desc.max_context), kSplitPositions),
       "attention scratch");
+  attention_counters_ = DeviceArray<std::uint32_t>(
+      static_cast<std::size_t>(attention_rows_) * desc.n_head_kv, "attention counters");
+  check_cuda(cudaMemset(attention_counters_.get(), 0, attention_counters_.bytes()),
+             "clearing the attention counters");
   // The copies and the KV memset above ran on the legacy default stream, the steps run on
   // stream_ (non-blocking): nothing may still be in flight when the first step starts.
   check_cuda(cudaDeviceSynchronize(), "loading the model");
@@ -114,7 +118,7 @@ void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
   info.workspace_bytes =
       matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + q_.bytes() + attn_.bytes() +
       k_.bytes() + v_.bytes() + ffn_.bytes() + up_.bytes() + head_in_.bytes() + logits_.bytes() +
-      attention_partial_.bytes() + programs_.bytes();
+      attention_partial_.bytes() + attention_counters_.bytes() + programs_.bytes();
   std::size_t free = 0;
   std::size_t total = 0;
   cudaMemGetInfo(&free, &total);
@@ -302,6 +306,7 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     args.max_positions = s.max_positions;
     args.split_positions = kSplitPositions;
     args.partial = attention_partial_.get();
+    args.chunk_counters = attention_counters_.get();
     k::attention(args, stream_);
   }
   // The output projection joins the residual stream.

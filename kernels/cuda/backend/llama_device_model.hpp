@@ -4,11 +4,11 @@
 // copies, run every layer's kernels on one stream, copy the logits (or the token ids picked
 // on the device: greedy, or each row's sampling program) back, and synchronise once.
 //
-// Per layer, at decode sizes, six launches and one more for long-context attention merges:
+// Per layer, at decode sizes, six launches:
 //   q, k, v     one GEMV over the stacked matrices, reading the residual stream x normalised
 //               on the fly (attn_norm) and adding the biases;
 //   RoPE of q and k, and k, v into the paged f16 KV cache, in one kernel;
-//   attention   flash-decoding partials, then their merge;
+//   attention   flash-decoding, the chunks merged by the last to finish;
 //   output      GEMV whose products are added to x (the residual add);
 //   gate, up    one GEMV over the interleaved matrices, reading x normalised (ffn_norm) and
 //               storing SwiGLU of each gate/up pair;
@@ -107,6 +107,7 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   DeviceArray<float> x_, q_, k_, v_, attn_, ffn_, up_;
   DeviceArray<float> head_in_, logits_;
   DeviceArray<float> attention_partial_;
+  DeviceArray<std::uint32_t> attention_counters_;  // attention_rows_ x n_head_kv, left zero
   DeviceArray<std::int32_t> argmax_;          // the picked tokens, argmax or programs
   PinnedArray<lpx_sampling_program> host_programs_;
   DeviceArray<lpx_sampling_program> programs_;  // max_sequences: one per output row
