@@ -66,21 +66,23 @@ for t in cuda_kernel_tests:130 cuda_engine_tests:130; do
 done
 
 # Batch-1 decode and aggregate throughput; synthetic bf16 models of the real shapes.
-bench() {  # NAME SECONDS MODEL [BENCH ARGUMENTS...]
-  local name=$1 limit=$2 model=$3
-  shift 3
+bench() {  # NAME SECONDS BATCHES MODEL [BENCH ARGUMENTS...]
+  local name=$1 limit=$2 batches=$3 model=$4
+  shift 4
   say "bench $name"
   timeout "$limit" "$bin" --log-level warn bench --device cuda --model "$model" -p 512 -n 128 \
-    --batch 1,8,32,64 --reps 3 --json "$@" >"$out/bench-$name.json" 2>"$out/bench-$name.err" ||
+    --batch "$batches" --reps 3 --json "$@" >"$out/bench-$name.json" 2>"$out/bench-$name.err" ||
     { failed=1; tail -5 "$out/bench-$name.err" | tee -a "$out/summary.txt"; }
 }
 smollm2=models/SmolLM2-135M-Instruct.Q4_1.gguf
 [[ -f $smollm2 ]] || smollm2=synth:smollm2-135m:Q4_1  # not carried (98 MB): same shapes and bytes
-bench smollm2-q4_1 50 "$smollm2"
+bench smollm2-q4_1 50 1,8,32,64 "$smollm2"
+# What kernel overlap (programmatic dependent launch, on by default) is worth at batch 1.
+bench smollm2-q4_1-no-overlap 25 1 "$smollm2" --option overlap=false
 # The same with sampling picked on the device (sampling programs): its cost over greedy.
-bench smollm2-q4_1-sampled 40 "$smollm2" --sample temperature=0.8 top_p=0.95 seed=1
-bench qwen2.5-0.5b-bf16 60 synth:qwen2.5-0.5b:BF16
-bench llama-3.2-1b-bf16 90 synth:llama-3.2-1b:BF16
+bench smollm2-q4_1-sampled 30 1,8,32,64 "$smollm2" --sample temperature=0.8 top_p=0.95 seed=1
+bench qwen2.5-0.5b-bf16 55 1,8,32,64 synth:qwen2.5-0.5b:BF16
+bench llama-3.2-1b-bf16 80 1,8,32,64 synth:llama-3.2-1b:BF16
 
 say "table"
 python3 - "$out" <<'PY' | tee -a "$out/summary.txt"

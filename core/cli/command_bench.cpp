@@ -17,7 +17,7 @@
 namespace lpx::cli {
 namespace {
 
-// KEY=VALUE: an integer value is an int option, anything else a string.
+// KEY=VALUE: an integer value is an int option, true or false a bool, anything else a string.
 core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std::string& text) {
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return core::unexpected("--option wants KEY=VALUE, not '" + text + "'");
@@ -26,6 +26,7 @@ core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std
   const char* end = value.data() + value.size();
   const auto [ptr, ec] = std::from_chars(value.data(), end, number);
   if (!value.empty() && ec == std::errc() && ptr == end) return std::pair{key, core::OptionValue{number}};
+  if (value == "true" || value == "false") return std::pair{key, core::OptionValue{value == "true"}};
   return std::pair{key, core::OptionValue{value}};
 }
 

@@ -27,6 +27,7 @@
 // on device data, so a captured graph replays correctly for any positions and block tables.
 #include "cuda/launch.hpp"
 #include "cuda/attention_generic.cuh"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/device_math.cuh"
 
 #include <cmath>
@@ -98,6 +99,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float alpha_s[kMaxGroup];       // rescale of the accumulators after a new max
   __shared__ float2 acc_s[kPositionGroups][kMaxGroup][kPairs];
 
+  detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
+  detail::wait_for_previous_kernel();
   const int row = blockIdx.x;
   const int kv_head = blockIdx.y;
   const int chunk = blockIdx.z;
@@ -276,7 +279,8 @@ __global__ void kv_store_kernel(const float* k, const float* v, std::uint16_t* k
 
 template <int D>
 void launch_attention(const AttentionArgs& a, int chunks, cudaStream_t stream) {
-  attention_kernel<D><<<dim3(a.n_rows, a.n_kv_heads, chunks), kThreads, 0, stream>>>(a, chunks);
+  detail::launch_dependent(attention_kernel<D>, dim3(a.n_rows, a.n_kv_heads, chunks),
+                           dim3(kThreads), stream, a, chunks);
 }
 
 }  // namespace

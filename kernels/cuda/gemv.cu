@@ -38,6 +38,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "cuda/dependent_launch.cuh"
 #include "cuda/elementwise_math.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/quant_blocks.cuh"
@@ -199,6 +200,19 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
     row[r] = a.data + static_cast<std::size_t>(clamped) * a.row_bytes;
   }
 
+  // The weights do not depend on earlier kernels: ask L2 for this thread's first ones while
+  // the previous kernel finishes (dependent_launch.cuh), then wait for its results.
+  detail::allow_next_kernel();
+  if (index < units) {
+    const int block = index / F::kUnitsPerBlock, sub = index % F::kUnitsPerBlock;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      detail::prefetch_to_l2(row[r] + static_cast<std::size_t>(block) * F::kBlockBytes +
+                             sub * (F::kBlockBytes / F::kUnitsPerBlock));
+    }
+  }
+  detail::wait_for_previous_kernel();
+
   float acc[kRows * kBatch];
 #pragma unroll
   for (int i = 0; i < kRows * kBatch; ++i) acc[i] = 0.0f;
@@ -247,6 +261,8 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
 // alignment, batch <= kMaxGemvBatch.
 template <typename F, int kRows>
 __global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch) {
+  detail::allow_next_kernel();
+  detail::wait_for_previous_kernel();
   const std::int64_t block_row = static_cast<std::int64_t>(blockIdx.x) * kRows;
   const std::uint8_t* row[kRows];
 #pragma unroll
@@ -309,7 +325,8 @@ void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream) {
   const int group_threads = group_threads_for(units, a.rows);
   const std::int64_t rows_per_block = static_cast<std::int64_t>(kThreads / group_threads) * kRows;
   const auto blocks = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);
-  gemv_units<F, kBatch, kRows><<<blocks, kThreads, 0, stream>>>(a, units, group_threads);
+  detail::launch_dependent(gemv_units<F, kBatch, kRows>, dim3(blocks), dim3(kThreads), stream, a,
+                           units, group_threads);
 }
 
 template <typename F>
@@ -321,9 +338,11 @@ void gemv_with(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out
                             (in.norm_weight == nullptr || aligned(in.norm_weight, 16));
   if (!vector_loads) {
     if (out.store == GemvStore::kSwigluPairs) {
-      gemv_elements<F, 2><<<static_cast<unsigned>(w.rows / 2), kThreads, 0, stream>>>(a, batch);
+      detail::launch_dependent(gemv_elements<F, 2>, dim3(static_cast<unsigned>(w.rows / 2)),
+                               dim3(kThreads), stream, a, batch);
     } else {
-      gemv_elements<F, 1><<<static_cast<unsigned>(w.rows), kThreads, 0, stream>>>(a, batch);
+      detail::launch_dependent(gemv_elements<F, 1>, dim3(static_cast<unsigned>(w.rows)),
+                               dim3(kThreads), stream, a, batch);
     }
     return;
   }

@@ -18,6 +18,7 @@
 //                 rounded) where the reference calls the C library's cosf/sinf, which glibc 2.36
 //                 gets one ulp off for ~1% of angles: c and s may differ by one ulp.
 #include "cuda/launch.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/device_math.cuh"
 #include "cuda/elementwise_math.cuh"
 #include "lpx/kinds/quant_backend.h"
@@ -157,6 +158,8 @@ __global__ void __launch_bounds__(kRopeThreads)
 // q and once for k, as the separate launches compute it).
 __global__ void __launch_bounds__(kRopeThreads)
     rope_store_kernel(RopeStoreArgs a, RopeShape r) {
+  detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
+  detail::wait_for_previous_kernel();
   const int row = blockIdx.x;
   const auto position = static_cast<float>(a.positions[row]);
   const int kv_width = a.kv_heads * a.head_dim;
@@ -249,7 +252,7 @@ void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t s
     detail::report_invalid_arguments(stream);
     return;
   }
-  rope_store_kernel<<<a.rows, kRopeThreads, 0, stream>>>(a, shape);
+  detail::launch_dependent(rope_store_kernel, dim3(a.rows), dim3(kRopeThreads), stream, a, shape);
 }
 
 }  // namespace lpx::kernels::cuda

@@ -31,8 +31,11 @@ class CudaBackend final : public lpx::DeviceBackend {
   explicit CudaBackend(const lpx::Options& options)
       : device_(cb::open_cuda_device(static_cast<int>(options.get_int("gpu")))),
         use_graphs_(options.get_bool("graphs")) {
+    // Process-wide (launch.hpp): the last backend created decides.
+    const bool overlap = lpx::kernels::cuda::set_kernel_overlap(options.get_bool("overlap"));
     lpx::log_info("cuda backend on " + device_.describe() +
-                  (use_graphs_ ? "" : "; CUDA graphs off"));
+                  (use_graphs_ ? "" : "; CUDA graphs off") +
+                  (overlap ? "; kernels overlap (programmatic dependent launch)" : ""));
   }
 
   bool supports_type(std::int32_t type) const noexcept override {
@@ -105,6 +108,9 @@ constexpr lpx_option_spec kOptions[] = {
     lpx::in_range(lpx::option("gpu", LPX_OPTION_INT, "0", "GPU index: cuda:N is gpu = N"), 0, 1024),
     lpx::option("graphs", LPX_OPTION_BOOL, "true",
                 "Run decode steps as CUDA graphs (one per batch-size bucket)"),
+    lpx::option("overlap", LPX_OPTION_BOOL, "true",
+                "Let each decode kernel start while the previous one finishes (programmatic "
+                "dependent launch; compute capability 9.0 and newer)"),
     // Stated, not chosen: the GPU kernels compute with f32 activations. Declared so a pipeline
     // with `device = "auto"` and `activations = "f32"` validates on either backend.
     lpx::one_of(lpx::option("activations", LPX_OPTION_STRING, "\"f32\"",
