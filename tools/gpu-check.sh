@@ -56,7 +56,7 @@ grep -iE "driver|runtime|bandwidth|kernel image|usable" "$out/doctor.txt" | tee 
 
 # Time limits sum to under 540 s, the budget of one device call with start-up.
 failed=0
-for t in cuda_kernel_tests:130 cuda_engine_tests:130; do
+for t in cuda_kernel_tests:120 cuda_engine_tests:150; do
   limit=${t#*:} t=${t%:*}
   say "$t"
   timeout "$limit" "$build_dir/tests/$t" --gtest_brief=1 >"$out/$t.log" 2>&1

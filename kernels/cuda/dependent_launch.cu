@@ -9,6 +9,11 @@ namespace {
 
 std::atomic<bool> overlap{false};
 
+// Compiled like every kernel of this library: its code for the current device tells whether the
+// kernels there carry the griddepcontrol instructions (sm_90 code), or were JIT-compiled from
+// older PTX without them -- then a dependent launch would not wait.
+__global__ void overlap_probe_kernel() { detail::wait_for_previous_kernel(); }
+
 }  // namespace
 
 bool set_kernel_overlap(bool enabled) noexcept {
@@ -21,7 +26,11 @@ bool set_kernel_overlap(bool enabled) noexcept {
       (void)cudaGetLastError();
       enabled = false;
     } else {
-      enabled = major >= 9;
+      cudaFuncAttributes attributes{};
+      enabled = major >= 9 &&
+                cudaFuncGetAttributes(&attributes, overlap_probe_kernel) == cudaSuccess &&
+                attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
+      (void)cudaGetLastError();
     }
   }
   overlap.store(enabled, std::memory_order_relaxed);

@@ -7,8 +7,10 @@
 //    (quant_blocks.cuh: 16 weights of one block, fetched with a few coalesced loads; neighbouring
 //    threads take neighbouring units, so a warp reads a contiguous stretch of each row).
 //  - Each thread decodes a unit of each of its kRows rows to exact f32 weights four columns at a
-//    time, and multiplies them with 16-byte __ldg loads of the kBatch activation rows: a weight
-//    is decoded once for the whole batch, an activation load serves kRows rows.
+//    time, and multiplies them with 16-byte loads of the kBatch activation rows: a weight is
+//    decoded once for the whole batch, an activation load serves kRows rows. Activations are
+//    read through L2 (__ldcg), not the read-only path: with kernel overlap the kernel that
+//    writes them may still be running when this one starts (it reads them only after waiting).
 //  - Partial sums are f32 fma chains; warps reduce with shuffles, the group's warps through
 //    shared memory, in a fixed order. The result of a row does not depend on the batch size nor
 //    on the other rows of the batch (kRows changes with the batch, the per-row order does not).
@@ -111,7 +113,7 @@ __device__ __forceinline__ void sum_squares(const GemvArgs& a, int units, int in
           static_cast<std::int64_t>(block) * F::kBlockElements + F::group_column(sub, g);
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const float4 v = __ldg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
         squares[b] += static_cast<double>(__fmul_rn(v.x, v.x)) +
                       static_cast<double>(__fmul_rn(v.y, v.y)) +
                       static_cast<double>(__fmul_rn(v.z, v.z)) +
@@ -238,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const float4 v = __ldg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           float& s = acc[r * kBatch + b];
@@ -288,7 +290,7 @@ __global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch)
 #pragma unroll
     for (int b = 0; b < kMaxGemvBatch; ++b) {
       if (b >= batch) continue;
-      const float v = __ldg(a.x + b * a.columns + c);
+      const float v = __ldcg(a.x + b * a.columns + c);
       if (a.norm_weight != nullptr) squares[b] += static_cast<double>(__fmul_rn(v, v));
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[r * kMaxGemvBatch + b] = __fmaf_rn(w[r], v, acc[r * kMaxGemvBatch + b]);

@@ -36,8 +36,8 @@ struct DeviceWeight {
 // Lets the decode kernels (gemv, rope_and_store, attention) start while the kernel before them
 // on their stream finishes, each waiting inside for the results it reads (programmatic
 // dependent launch): the launch gaps of a decode step shrink, the results stay the same. Needs
-// a GPU of compute capability 9.0 or newer (the current device is asked); returns whether it is
-// now on. Process-wide; off until switched on.
+// a GPU of compute capability 9.0 or newer and this build's sm_90+ code for it (the current
+// device is asked); returns whether it is now on. Process-wide; off until switched on.
 bool set_kernel_overlap(bool enabled) noexcept;
 
 // --- matrix-vector products (gemv.cu) -------------------------------------------------------

@@ -20,7 +20,8 @@
 namespace lpx::test {
 namespace {
 
-constexpr double kLogitTolerance = 2e-2;  // |gpu - cpu| per logit, f32 arithmetic both sides
+constexpr double kLogitTolerance = 2e-2;  // |gpu - cpu| per logit (per 10 units of logit
+                                          // scale), f32 arithmetic both sides
 constexpr double kMargin = 5e-2;          // top-2 gaps below this may flip
 
 const std::map<std::string, core::OptionValue> kCpuF32 = {{"activations", std::string("f32")}};
@@ -82,12 +83,15 @@ std::vector<std::int32_t> test_prompt(std::size_t length) {
   return prompt;
 }
 
+// Prompts of 5 tokens (GEMV prefill), 100 (cuBLAS prefill) and 300 (attention over two chunks
+// of 256 positions, merged; decode steps through the graphs).
 TEST_P(CudaEngine, TeacherForcedLogitsMatchTheCpu) {
-    for (std::size_t prompt_length : {5u, 100u}) {
+  for (std::size_t prompt_length : {5u, 100u, 300u}) {
     ForwardRig cpu_run(host_, model_path(), "cpu", kCpuF32);
     ForwardRig gpu_run(host_, model_path(), "cuda", {});
     std::vector<std::int32_t> next = test_prompt(prompt_length);
     double max_diff = 0;
+    double max_logit = 0;
     for (int step = 0; step < 24; ++step) {
       const std::vector<float>& a = cpu_run.feed(next);
       const std::vector<float>& b = gpu_run.feed(next);
@@ -95,15 +99,19 @@ TEST_P(CudaEngine, TeacherForcedLogitsMatchTheCpu) {
       for (std::size_t i = 0; i < a.size(); ++i) {
         ASSERT_TRUE(std::isfinite(b[i])) << "step " << step << " logit " << i;
         max_diff = std::max(max_diff, std::fabs(double{a[i]} - double{b[i]}));
+        max_logit = std::max(max_logit, std::fabs(double{a[i]}));
       }
       if (top2_margin(a) >= kMargin) {
         EXPECT_EQ(argmax(b), argmax(a)) << "step " << step;
       }
       next = {argmax(a)};
     }
-    std::printf("[ %s, prompt %zu ] max |gpu - cpu| logit = %.3g\n", GetParam().name,
-                prompt_length, max_diff);
-    EXPECT_LE(max_diff, kLogitTolerance) << "prompt of " << prompt_length << " tokens";
+    std::printf("[ %s, prompt %zu ] max |gpu - cpu| logit = %.3g (largest |logit| %.3g)\n",
+                GetParam().name, prompt_length, max_diff, max_logit);
+    // Summation-order differences grow with the logits' scale (random-weight models are not
+    // tuned to a trained model's range): the tolerance is per 10 units of the largest logit.
+    EXPECT_LE(max_diff, kLogitTolerance * std::max(1.0, max_logit / 10.0))
+        << "prompt of " << prompt_length << " tokens";
   }
 }
 

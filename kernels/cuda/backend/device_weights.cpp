@@ -1,6 +1,8 @@
 #include "device_weights.hpp"
 
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include <lpx/cpp/status.hpp>
@@ -15,8 +17,11 @@ std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlig
 // Plans the single allocation: each distinct host tensor once, in order of first use.
 class Layout {
  public:
+  // The offset of a contiguous copy of `bytes` at host, placed on first use. A tensor whose rows
+  // were interleaved into a stack gets a copy of its own (its data used by a second matrix).
   std::size_t add(const void* host, std::size_t bytes) {
-    auto [it, inserted] = offsets_.try_emplace(host, total_);
+    auto& offsets = interleaved_.count(host) != 0 ? copies_ : offsets_;
+    auto [it, inserted] = offsets.try_emplace(host, total_);
     if (inserted) {
       order_.push_back({host, bytes, total_});
       total_ += aligned(bytes);
@@ -25,15 +30,17 @@ class Layout {
   }
   // Places the pieces back to back (no padding between them), or with `rows` rows each of
   // `row_bytes` interleaved row by row (row r of piece p at (r * count + p) * row_bytes), when
-  // none is placed yet; false otherwise (then nothing is placed).
-  bool add_stack(const std::vector<std::pair<const void*, std::size_t>>& pieces,
-                 bool interleave, std::size_t rows, std::size_t row_bytes) {
+  // none is placed yet; returns the stack's offset, or nothing (then nothing is placed).
+  std::optional<std::size_t> add_stack(const std::vector<std::pair<const void*, std::size_t>>& pieces,
+                                       bool interleave, std::size_t rows, std::size_t row_bytes) {
     for (const auto& piece : pieces) {
-      if (offsets_.count(piece.first) != 0) return false;
+      if (offsets_.count(piece.first) != 0) return std::nullopt;
     }
+    const std::size_t start = total_;
     std::size_t offset = total_;
     for (const auto& [host, bytes] : pieces) {
       offsets_.emplace(host, offset);
+      if (interleave) interleaved_.insert(host);
       if (interleave) {
         order_.push_back({host, bytes, offset, rows, row_bytes, row_bytes * pieces.size()});
         offset += row_bytes;
@@ -44,7 +51,7 @@ class Layout {
     }
     if (interleave) offset = total_ + rows * row_bytes * pieces.size();
     total_ = aligned(offset);
-    return true;
+    return start;
   }
   std::size_t total() const noexcept { return total_; }
   struct Piece {
@@ -59,6 +66,8 @@ class Layout {
 
  private:
   std::map<const void*, std::size_t> offsets_;
+  std::map<const void*, std::size_t> copies_;  // contiguous copies of interleaved tensors
+  std::set<const void*> interleaved_;
   std::vector<Piece> order_;
   std::size_t total_ = 0;
 };
@@ -102,9 +111,12 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   struct PendingStack {
     DeviceWeight* target;
     std::vector<const lpx_tensor_view*> parts;
+    std::size_t offset;
     std::vector<DeviceWeight*> part_targets;  // cleared when interleaved: no longer matrices
   };
   std::vector<PendingStack> stacks;
+  // Views whose rows live only interleaved in a stack: no matrix of their own.
+  std::set<const lpx_tensor_view*> interleaved_parts;
   auto stack = [&](DeviceWeight& target, std::vector<const lpx_tensor_view*> parts,
                    std::vector<DeviceWeight*> part_targets, bool interleave) {
     if (!stackable(parts)) return;
@@ -119,9 +131,12 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
       pieces.emplace_back(v->data, static_cast<std::size_t>(v->size_bytes));
     }
     const auto row_bytes = static_cast<std::size_t>(parts.front()->size_bytes / rows);
-    if (layout.add_stack(pieces, interleave, static_cast<std::size_t>(rows), row_bytes)) {
-      stacks.push_back({&target, std::move(parts), interleave ? std::move(part_targets)
-                                                              : std::vector<DeviceWeight*>{}});
+    const auto offset =
+        layout.add_stack(pieces, interleave, static_cast<std::size_t>(rows), row_bytes);
+    if (offset) {
+      if (interleave) interleaved_parts.insert(parts.begin(), parts.end());
+      stacks.push_back({&target, std::move(parts), *offset,
+                        interleave ? std::move(part_targets) : std::vector<DeviceWeight*>{}});
     }
   };
   auto matrix = [&](DeviceWeight& target, const lpx_tensor_view* view, const char* what) {
@@ -136,6 +151,7 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
     target.row_bytes = static_cast<std::size_t>(view->size_bytes / target.rows);
     max_columns_ = std::max(max_columns_, target.columns);
     max_rows_ = std::max(max_rows_, target.rows);
+    if (interleaved_parts.count(view) != 0) return;  // cleared below: the stack serves it
     matrices.push_back({&target, view, layout.add(view->data, view->size_bytes)});
   };
   auto vector = [&](const float*& target, const void* host, std::size_t count) {
@@ -191,13 +207,15 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
     }
   }
   for (const PendingMatrix& m : matrices) m.target->data = storage_.get() + m.offset;
-  for (const PendingStack& s : stacks) {  // the first part's place, every part's rows
-    const DeviceWeight* first = nullptr;
-    for (const PendingMatrix& m : matrices) {
-      if (m.view == s.parts.front()) first = m.target;
-    }
-    *s.target = *first;
-    for (std::size_t p = 1; p < s.parts.size(); ++p) s.target->rows += s.parts[p]->dims[1];
+  for (const PendingStack& s : stacks) {  // the parts' type and width, all their rows
+    const lpx_tensor_view* first = s.parts.front();
+    DeviceWeight& stacked = *s.target;
+    stacked.type = first->type;
+    stacked.columns = first->dims[0];
+    stacked.row_bytes = static_cast<std::size_t>(first->size_bytes / first->dims[1]);
+    stacked.rows = 0;
+    for (const lpx_tensor_view* part : s.parts) stacked.rows += part->dims[1];
+    stacked.data = storage_.get() + s.offset;
     for (DeviceWeight* part : s.part_targets) *part = DeviceWeight{};
   }
   for (const PendingFloats& f : floats) {

@@ -158,6 +158,10 @@ void HostOps::attention(const lpx_attention_args& a) {
       scratch(7, k::attention_partial_floats(d.n_rows, d.n_heads, d.head_dim, d.max_positions,
                                              d.split_positions) *
                      sizeof(float)));
+  // The chunk counters: zero before the call (attention leaves them zero).
+  const std::size_t counter_bytes = std::size_t{a.n_rows} * a.n_kv_heads * sizeof(std::uint32_t);
+  d.chunk_counters = static_cast<std::uint32_t*>(scratch(8, counter_bytes));
+  check_cuda(cudaMemsetAsync(d.chunk_counters, 0, counter_bytes, stream_), "attention counters");
   k::attention(d, stream_);
   check_cuda(cudaGetLastError(), "attention");
   download(a.out, d.out, q_bytes);

@@ -38,7 +38,7 @@ class HostOps {
   void* upload(int i, const void* host, std::size_t bytes);
   void download(void* host, const void* device, std::size_t bytes);
 
-  static constexpr int kSlots = 8;
+  static constexpr int kSlots = 9;
   cudaStream_t stream_ = nullptr;
   DeviceArray<std::uint8_t> slots_[kSlots];
 };
