@@ -249,7 +249,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ bool last_s;
   __threadfence();
   __syncthreads();
-  std::uint32_t* counter = a.chunk_counters + static_cast<std::size_t>(row) * a.n_kv_heads + kv_head;
+  std::uint32_t* counter =
+      a.chunk_counters + static_cast<std::size_t>(row) * a.n_kv_heads + kv_head;
   if (tid == 0) last_s = atomicAdd(counter, 1u) == static_cast<std::uint32_t>(used - 1);
   __syncthreads();
   if (!last_s) return;

@@ -17,7 +17,9 @@ __device__ inline float rms_scale(double squares, int n, float eps) {
 
 // reference::silu_approx (the whole groups of 8 of a row) and reference::silu_libm (the rest:
 // exp in double rounded to f32, the correctly rounded f32 exp, where the reference calls expf).
-__device__ inline float silu_approx(float v) { return div_rn(v, add_rn(1.0f, exp_approx(0.0f - v))); }
+__device__ inline float silu_approx(float v) {
+  return div_rn(v, add_rn(1.0f, exp_approx(0.0f - v)));
+}
 __device__ inline float silu_exact_exp(float v) {
   const auto e = static_cast<float>(exp(-static_cast<double>(v)));
   return div_rn(v, add_rn(1.0f, e));

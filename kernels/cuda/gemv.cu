@@ -169,7 +169,9 @@ __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRow
     float value[2];
     for (int k = 0; k < step; ++k) {
       float sum = dot_sums[first_warp][(r + k) * kBatch + b];
-      for (int w = 1; w < warps_per_group; ++w) sum += dot_sums[first_warp + w][(r + k) * kBatch + b];
+      for (int w = 1; w < warps_per_group; ++w) {
+        sum += dot_sums[first_warp + w][(r + k) * kBatch + b];
+      }
       value[k] = norm ? __fmul_rn(scale, sum) : sum;
     }
     if (pairs) {
@@ -293,7 +295,10 @@ __global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch)
       const float v = __ldcg(a.x + b * a.columns + c);
       if (a.norm_weight != nullptr) squares[b] += static_cast<double>(__fmul_rn(v, v));
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) acc[r * kMaxGemvBatch + b] = __fmaf_rn(w[r], v, acc[r * kMaxGemvBatch + b]);
+      for (int r = 0; r < kRows; ++r) {
+        float& sum = acc[r * kMaxGemvBatch + b];
+        sum = __fmaf_rn(w[r], v, sum);
+      }
     }
   }
   finish_rows<kRows, kMaxGemvBatch>(a, acc, squares, kThreads, block_row, batch);

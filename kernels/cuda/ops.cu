@@ -9,7 +9,8 @@
 //                 with it every output) is bit-identical unless the exact sum lies that close to
 //                 an f32 rounding boundary, and then it is one ulp off (outputs <= 2 ulp).
 //   add_bias, add_in_place   one f32 addition per element: exact.
-//   swiglu, swiglu_pairs   silu via exp_approx for the whole groups of 8 (bit-exact with the reference);
+//   swiglu, swiglu_pairs   silu via exp_approx for the whole groups of 8 (bit-exact with the
+//                 reference);
 //                 the n % 8 tail takes exp in double rounded to f32 (the correctly rounded f32
 //                 exp) where the reference calls the C library's expf; glibc's differs from it
 //                 by one ulp for ~0.06% of inputs.
