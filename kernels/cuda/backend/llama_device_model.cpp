@@ -235,25 +235,35 @@ void LlamaDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape
   greedy.n_ops = 1;
   greedy.ops[0].kind = LPX_SAMPLING_GREEDY;
   std::fill(programs + a.n_outputs, programs + shape.outputs, greedy);
-  check_cuda(cudaMemcpyAsync(programs_.get(), programs,
-                             static_cast<std::size_t>(shape.outputs) * sizeof(lpx_sampling_program),
-                             cudaMemcpyHostToDevice, stream_),
-             "uploading the sampling programs");
 }
 
-void LlamaDeviceModel::upload_inputs(const lpx_forward_args& a, const StepShape& shape) {
+void LlamaDeviceModel::upload_inputs(const StepShape& shape, int sequences, int table_width) {
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
   check_cuda(cudaMemcpyAsync(inputs_.get(), host_inputs_.get(),
                              kInputArrays * rows * sizeof(std::int32_t), cudaMemcpyHostToDevice,
                              stream_),
              "uploading the step inputs");
-  // Block tables: the sequences' rows, as wide as the longest one needs.
-  const auto width = static_cast<std::size_t>(shape.table_blocks);
+  // Block tables: the sequences' rows, table_width entries of each.
   const std::size_t pitch = static_cast<std::size_t>(table_stride_) * sizeof(std::int32_t);
   check_cuda(cudaMemcpy2DAsync(block_tables_, pitch, host_inputs_.get() + kInputArrays * rows,
-                               pitch, width * sizeof(std::int32_t), a.n_sequences,
-                               cudaMemcpyHostToDevice, stream_),
+                               pitch, static_cast<std::size_t>(table_width) * sizeof(std::int32_t),
+                               static_cast<std::size_t>(sequences), cudaMemcpyHostToDevice,
+                               stream_),
              "uploading the block tables");
+  if (shape.programs) {
+    check_cuda(cudaMemcpyAsync(programs_.get(), host_programs_.get(),
+                               static_cast<std::size_t>(shape.outputs) *
+                                   sizeof(lpx_sampling_program),
+                               cudaMemcpyHostToDevice, stream_),
+               "uploading the sampling programs");
+  }
+}
+
+void LlamaDeviceModel::read_back_tokens(int outputs) {
+  check_cuda(cudaMemcpyAsync(host_argmax_.get(), argmax_.get(),
+                             static_cast<std::size_t>(outputs) * sizeof(std::int32_t),
+                             cudaMemcpyDeviceToHost, stream_),
+             "reading the token ids back");
 }
 
 void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& layer, int index) {
@@ -378,7 +388,11 @@ void LlamaDeviceModel::run_graph(const StepShape& s) {
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
                "capturing the decode step");
     try {
+      // The whole step: inputs up (from the pinned staging area, read when the graph runs;
+      // whole table rows, as the longest sequence grows), kernels, the picked tokens back.
+      upload_inputs(s, s.rows, table_stride_);
       enqueue_step(s);
+      read_back_tokens(s.outputs);
     } catch (...) {
       cudaStreamEndCapture(stream_, &graph);
       if (graph != nullptr) cudaGraphDestroy(graph);
@@ -403,24 +417,19 @@ void LlamaDeviceModel::forward(const lpx_forward_args& a) {
   StepShape shape = stage_inputs(a, bucket);
   shape.programs = a.sampling != nullptr && a.n_outputs > 0;
   try {
-    upload_inputs(a, shape);
     if (shape.programs) stage_programs(a, shape);
     if (bucket > 0) {
-      run_graph(shape);
+      run_graph(shape);  // uploads the inputs and reads the tokens back itself
     } else {
+      upload_inputs(shape, static_cast<int>(a.n_sequences), shape.table_blocks);
       enqueue_step(shape);
+      if (a.n_outputs > 0 && a.argmax != nullptr) read_back_tokens(static_cast<int>(a.n_outputs));
     }
     check_cuda(cudaGetLastError(), "launching the step's kernels");
   } catch (...) {
     // Let what was enqueued finish before the pinned inputs are written again.
     cudaStreamSynchronize(stream_);
     throw;
-  }
-  if (a.n_outputs > 0 && a.argmax != nullptr) {
-    check_cuda(cudaMemcpyAsync(host_argmax_.get(), argmax_.get(),
-                               a.n_outputs * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
-                               stream_),
-               "reading the token ids back");
   }
   const std::size_t logit_count = std::size_t{a.n_outputs} * shape_.n_vocab;
   if (a.n_outputs > 0 && a.logits != nullptr) {

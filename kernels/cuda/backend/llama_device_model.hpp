@@ -17,12 +17,13 @@
 // separate kernels around cuBLAS (DeviceMatmul); matrices that could not be stacked
 // (DeviceWeights) run one by one.
 //
-// Pure decode steps (one row per sequence) run as CUDA graphs, one per batch-size bucket
-// (1, 2, 4, ... up to max_sequences, at most DeviceMatmul::kGemvRows: larger
-// batches take cuBLAS, which is not captured) and way of picking (argmax or sampling programs), captured
-// on first use: padding rows write to a sink KV block no sequence owns, and attention's grid is
-// sized for the whole context, so one graph serves every step of its bucket. Prefill and mixed
-// steps launch the same kernels directly.
+// Pure decode steps (one row per sequence) run as CUDA graphs, one per batch-size bucket (1, 2,
+// 4, ... up to max_sequences, at most DeviceMatmul::kGemvRows: larger batches take cuBLAS, which
+// is not captured) and way of picking (argmax or sampling programs), captured on first use. A
+// graph is the whole step: the staged inputs go up, the kernels run, the picked tokens come
+// back; the host stages, launches it and synchronises once. Padding rows write to a sink KV
+// block no sequence owns, and attention's grid is sized for the whole context, so one graph
+// serves every step of its bucket. Prefill and mixed steps launch the same kernels directly.
 //
 // Threading: one engine thread at a time (the plugin's contract).
 #pragma once
@@ -63,7 +64,10 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   // Stages args into the pinned input area; returns the shape to run. `bucket` > 0 pads a pure
   // decode step to that many rows.
   StepShape stage_inputs(const lpx_forward_args& args, int bucket);
-  void upload_inputs(const lpx_forward_args& args, const StepShape& shape);
+  // Copies the staged inputs up: the five row arrays, `table_width` entries of the first
+  // `sequences` block-table rows, and the sampling programs of a shape that has them.
+  void upload_inputs(const StepShape& shape, int sequences, int table_width);
+  void read_back_tokens(int outputs);  // the picked tokens into host_argmax_
   void enqueue_step(const StepShape& shape);  // every kernel of the step, on stream_
   void attention_block(const StepShape& shape, const DeviceLayer& layer, int index);
   void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
@@ -72,7 +76,7 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   kernels::cuda::GemvOutput residual_output(std::int64_t rows) const;
   int decode_bucket(const lpx_forward_args& args) const noexcept;
   void run_graph(const StepShape& shape);
-  void stage_programs(const lpx_forward_args& args, const StepShape& shape);
+  void stage_programs(const lpx_forward_args& args, const StepShape& shape);  // host side
   void check_args(const lpx_forward_args& args) const;
 
   CudaDevice device_;
