@@ -1,5 +1,6 @@
 #include "device_weights.hpp"
 
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,30 +38,36 @@ class Layout {
       if (offsets_.count(piece.first) != 0) return std::nullopt;
     }
     const std::size_t start = total_;
-    std::size_t offset = total_;
+    if (interleave) {  // one piece, assembled on the host from its sources
+      Piece stack{nullptr, rows * row_bytes * pieces.size(), start};
+      stack.rows = rows;
+      stack.row_bytes = row_bytes;
+      for (const auto& piece : pieces) {
+        offsets_.emplace(piece.first, start);
+        interleaved_.insert(piece.first);
+        stack.sources.push_back(piece.first);
+      }
+      order_.push_back(std::move(stack));
+      total_ = aligned(start + order_.back().bytes);
+      return start;
+    }
+    std::size_t offset = start;
     for (const auto& [host, bytes] : pieces) {
       offsets_.emplace(host, offset);
-      if (interleave) interleaved_.insert(host);
-      if (interleave) {
-        order_.push_back({host, bytes, offset, rows, row_bytes, row_bytes * pieces.size()});
-        offset += row_bytes;
-      } else {
-        order_.push_back({host, bytes, offset});
-        offset += bytes;
-      }
+      order_.push_back({host, bytes, offset});
+      offset += bytes;
     }
-    if (interleave) offset = total_ + rows * row_bytes * pieces.size();
     total_ = aligned(offset);
     return start;
   }
   std::size_t total() const noexcept { return total_; }
   struct Piece {
-    const void* host;
+    const void* host;  // null for an interleaved stack: its rows come from `sources`
     std::size_t bytes;
     std::size_t offset;
-    std::size_t rows = 0;       // > 0: copied row by row, `pitch` bytes apart on the device
+    std::vector<const void*> sources = {};  // row r of source p: row r * sources.size() + p
+    std::size_t rows = 0;
     std::size_t row_bytes = 0;
-    std::size_t pitch = 0;
   };
   const std::vector<Piece>& pieces() const noexcept { return order_; }
 
@@ -194,17 +201,24 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   vector(rope_freq_factors, desc.rope.freq_factors, desc.rope.n_rot / 2);
 
   storage_ = DeviceArray<std::uint8_t>(layout.total(), "the model weights");
+  std::vector<std::uint8_t> interleaved;  // a stack's rows in device order, one copy each
   for (const Layout::Piece& piece : layout.pieces()) {
-    if (piece.rows > 0) {
-      check_cuda(cudaMemcpy2D(storage_.get() + piece.offset, piece.pitch, piece.host,
-                              piece.row_bytes, piece.row_bytes, piece.rows,
-                              cudaMemcpyHostToDevice),
-                 "copying the weights to the GPU");
-    } else {
-      check_cuda(cudaMemcpy(storage_.get() + piece.offset, piece.host, piece.bytes,
-                            cudaMemcpyHostToDevice),
-                 "copying the weights to the GPU");
+    const void* from = piece.host;
+    if (!piece.sources.empty()) {
+      interleaved.resize(piece.bytes);
+      const std::size_t n = piece.sources.size();
+      for (std::size_t r = 0; r < piece.rows; ++r) {
+        for (std::size_t p = 0; p < n; ++p) {
+          std::memcpy(interleaved.data() + (r * n + p) * piece.row_bytes,
+                      static_cast<const std::uint8_t*>(piece.sources[p]) + r * piece.row_bytes,
+                      piece.row_bytes);
+        }
+      }
+      from = interleaved.data();
     }
+    check_cuda(cudaMemcpy(storage_.get() + piece.offset, from, piece.bytes,
+                          cudaMemcpyHostToDevice),
+               "copying the weights to the GPU");
   }
   for (const PendingMatrix& m : matrices) m.target->data = storage_.get() + m.offset;
   for (const PendingStack& s : stacks) {  // the parts' type and width, all their rows
