@@ -489,10 +489,7 @@ bool gemv_supports(std::int32_t type) noexcept {
 }
 
 void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream) {
-  GemvOutput out;
-  out.parts[0] = {y, w.rows, nullptr};
-  out.count = 1;
-  gemv(w, GemvInput{x}, out, batch, stream);
+  gemv(w, GemvInput{x}, single_gemv_output(y, w.rows), batch, stream);
 }
 
 void gemv(const DeviceWeight& w, const float* x, const GemvOutput& out, int batch,

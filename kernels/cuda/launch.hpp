@@ -88,6 +88,15 @@ struct GemvOutput {
   int count = 0;  // 1..kMaxGemvParts; the parts' rows add up to w.rows (kSwigluPairs: one part)
   GemvStore store = GemvStore::kWrite;
 };
+// One output buffer y of `rows` rows per activation row (plus its bias), stored as `store` says.
+inline GemvOutput single_gemv_output(float* y, std::int64_t rows, const float* bias = nullptr,
+                                     GemvStore store = GemvStore::kWrite) {
+  GemvOutput out;
+  out.parts[0] = {y, rows, bias};
+  out.count = 1;
+  out.store = store;
+  return out;
+}
 // As gemv above, with `in`'s activations and output row r of the stack going to the part
 // holding it: parts[p].y[b * parts[p].rows + (r - rows of the parts before p)]. Outputs that
 // do not match the weight (or an unsupported type) fill every part with NaN.

@@ -59,14 +59,6 @@ class DependentLaunch : public ::testing::Test {
     if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   }
 
-  static GemvOutput output(float* y, std::int64_t rows, GemvStore store) {
-    GemvOutput out;
-    out.parts[0] = {y, rows, nullptr};
-    out.count = 1;
-    out.store = store;
-    return out;
-  }
-
   // Every layer's four GEMVs on stream_, from x0.
   void enqueue_chain() {
     (void)cudaMemcpyAsync(x_.get(), device_x0_.get(), x0_.size() * sizeof(float),
@@ -77,13 +69,16 @@ class DependentLaunch : public ::testing::Test {
     for (const Layer& l : layers_) {
       const GemvInput normed{x_.get(), l.norm.get(), 1e-5f};
       gemv(device_weight(LPX_TENSOR_Q4_1, l.up_proj, kFf, kWidth), normed,
-           output(hidden_.get(), kFf, GemvStore::kWrite), kBatch, stream_);
+           single_gemv_output(hidden_.get(), kFf), kBatch, stream_);
       gemv(device_weight(LPX_TENSOR_Q8_0, l.down_proj, kWidth, kFf), GemvInput{hidden_.get()},
-           output(x_.get(), kWidth, GemvStore::kAccumulate), kBatch, stream_);
+           single_gemv_output(x_.get(), kWidth, nullptr, GemvStore::kAccumulate), kBatch,
+           stream_);
       gemv(device_weight(LPX_TENSOR_Q4_K, l.gate_up, 2 * kFf, kWidth), normed,
-           output(hidden_.get(), kFf, GemvStore::kSwigluPairs), kBatch, stream_);
+           single_gemv_output(hidden_.get(), kFf, nullptr, GemvStore::kSwigluPairs), kBatch,
+           stream_);
       gemv(device_weight(LPX_TENSOR_BF16, l.ffn_down, kWidth, kFf), GemvInput{hidden_.get()},
-           output(x_.get(), kWidth, GemvStore::kAccumulate), kBatch, stream_);
+           single_gemv_output(x_.get(), kWidth, nullptr, GemvStore::kAccumulate), kBatch,
+           stream_);
     }
   }
 

@@ -41,15 +41,6 @@ std::vector<float> norm_weights(matmul_test::Random& random, std::size_t n) {
   return g;
 }
 
-GemvOutput one_part(float* y, std::int64_t rows, const float* bias = nullptr,
-                    GemvStore store = GemvStore::kWrite) {
-  GemvOutput out;
-  out.parts[0] = {y, rows, bias};
-  out.count = 1;
-  out.store = store;
-  return out;
-}
-
 // x placed `x_offset` floats into a device buffer (1 breaks the 16-byte alignment of the fast
 // path); the returned pointer is the rows' start.
 struct OffsetRows {
@@ -110,7 +101,7 @@ TEST_P(GemvFusion, NormalisedInputEqualsNormThenGemv) {
     for (int n = kMaxGemvBatch; n >= 1; --n) {
       DeviceBuffer<float> y(std::vector<float>(batch * rows, nan_sentinel()));
       gemv(weight, GemvInput{device_x.get(), device_g.get(), kEps},
-           one_part(y.get(), static_cast<std::int64_t>(rows)), n, nullptr);
+           single_gemv_output(y.get(), static_cast<std::int64_t>(rows)), n, nullptr);
       EXPECT_CUDA_OK(cudaDeviceSynchronize());
       const std::vector<float> out = y.download();
       std::size_t bad = 0;
@@ -156,11 +147,13 @@ TEST_P(GemvFusion, AccumulateEqualsGemvThenAdd) {
       const OffsetRows device_x = upload_rows(x, x_offset);
       const float* b = with_bias ? bias.get() : nullptr;
       DeviceBuffer<float> fused(residual);
-      gemv(weight, GemvInput{device_x.get()}, one_part(fused.get(), width, b, GemvStore::kAccumulate),
+      gemv(weight, GemvInput{device_x.get()},
+           single_gemv_output(fused.get(), width, b, GemvStore::kAccumulate),
            n, nullptr);
       DeviceBuffer<float> separate(residual);
       DeviceBuffer<float> product(batch * rows);
-      gemv(weight, GemvInput{device_x.get()}, one_part(product.get(), width, b), n, nullptr);
+      gemv(weight, GemvInput{device_x.get()}, single_gemv_output(product.get(), width, b), n,
+           nullptr);
       add_in_place(separate.get(), product.get(), batch * rows, nullptr);
       EXPECT_CUDA_OK(cudaDeviceSynchronize());
       EXPECT_TRUE(matmul_test::same_bits(separate.download(), fused.download()));
@@ -205,10 +198,11 @@ TEST_P(GemvFusion, SwigluPairsEqualGemvThenSwigluPairs) {
         const GemvInput in{device_x.get(), normalised ? g.get() : nullptr, kEps};
         DeviceBuffer<float> fused(std::vector<float>(batch * n + 1, nan_sentinel()));
         gemv(weight, in,
-             one_part(fused.get(), static_cast<std::int64_t>(n), nullptr, GemvStore::kSwigluPairs),
+             single_gemv_output(fused.get(), static_cast<std::int64_t>(n), nullptr,
+                                GemvStore::kSwigluPairs),
              static_cast<int>(batch), nullptr);
         DeviceBuffer<float> products(batch * 2 * n);
-        gemv(weight, in, one_part(products.get(), static_cast<std::int64_t>(2 * n)),
+        gemv(weight, in, single_gemv_output(products.get(), static_cast<std::int64_t>(2 * n)),
              static_cast<int>(batch), nullptr);
         DeviceBuffer<float> separate(std::vector<float>(batch * n + 1, nan_sentinel()));
         swiglu_pairs(products.get(), separate.get(), static_cast<int>(batch), static_cast<int>(n),
@@ -245,7 +239,7 @@ TEST(GemvFusionChecks, MismatchedPairOutputsGiveNaN) {
   for (const auto& c : cases) {
     y.upload(std::vector<float>(8, 0.0f));
     gemv(device_weight(LPX_TENSOR_Q8_0, w, c.rows, columns), GemvInput{x.get()},
-         one_part(y.get(), c.out_rows, c.bias, GemvStore::kSwigluPairs), 1, nullptr);
+         single_gemv_output(y.get(), c.out_rows, c.bias, GemvStore::kSwigluPairs), 1, nullptr);
     EXPECT_CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(std::isnan(y.download()[0])) << c.rows << " rows, " << c.out_rows << " outputs";
   }

@@ -73,10 +73,7 @@ DeviceMatmul::~DeviceMatmul() {
 }
 
 void DeviceMatmul::run(const k::DeviceWeight& w, const float* x, float* y, int rows) {
-  k::GemvOutput out;
-  out.parts[0] = {y, w.rows, nullptr};
-  out.count = 1;
-  run(w, k::GemvInput{x}, out, rows);
+  run(w, k::GemvInput{x}, k::single_gemv_output(y, w.rows), rows);
 }
 
 void DeviceMatmul::run(const k::DeviceWeight& w, const k::GemvInput& in,

@@ -61,10 +61,7 @@ void HostOps::matmul(const lpx_tensor_view& w, const float* x, float* y, std::si
   const auto* dx = static_cast<const float*>(upload(1, x, x_count * sizeof(float)));
   const std::size_t y_count = batch * static_cast<std::size_t>(d.rows);
   auto* dy = static_cast<float*>(scratch(2, y_count * sizeof(float)));
-  for (std::size_t b = 0; b < batch; b += k::kMaxGemvBatch) {
-    const auto n = static_cast<int>(std::min<std::size_t>(k::kMaxGemvBatch, batch - b));
-    k::gemv(d, dx + b * d.columns, dy + b * d.rows, n, stream_);
-  }
+  k::gemv(d, dx, dy, static_cast<int>(batch), stream_);  // in groups of kMaxGemvBatch rows
   check_cuda(cudaGetLastError(), "gemv");
   download(y, dy, y_count * sizeof(float));
 }
@@ -85,12 +82,11 @@ void HostOps::dequantize_row(const lpx_tensor_view& w, std::int64_t row, float* 
 
 void HostOps::rms_norm(const float* x, const float* weight, float* out, std::size_t rows,
                        std::size_t n, float eps) {
-  auto* dx = static_cast<float*>(upload(0, x, rows * n * sizeof(float)));
+  const auto* dx = static_cast<const float*>(upload(0, x, rows * n * sizeof(float)));
   const auto* dw = static_cast<const float*>(upload(1, weight, n * sizeof(float)));
   auto* dout = static_cast<float*>(scratch(2, rows * n * sizeof(float)));
-  k::add_rms_norm(dx, nullptr, dw, dout, static_cast<int>(rows), static_cast<int>(n), eps,
-                  stream_);
-  check_cuda(cudaGetLastError(), "add_rms_norm");
+  k::rms_norm(dx, dw, dout, static_cast<int>(rows), static_cast<int>(n), eps, stream_);
+  check_cuda(cudaGetLastError(), "rms_norm");
   download(out, dout, rows * n * sizeof(float));
 }
 

@@ -162,7 +162,7 @@ int LlamaDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
   if (a.n_rows > static_cast<std::uint32_t>(DeviceMatmul::kGemvRows)) return 0;
   int bucket = 1;
   while (bucket < static_cast<int>(a.n_rows)) bucket *= 2;
-  return std::min({bucket, max_sequences_, DeviceMatmul::kGemvRows});
+  return std::min(bucket, max_sequences_);  // at most 64: kGemvRows is a power of two
 }
 
 LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket) {
@@ -277,9 +277,12 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     qkv.count = 3;
     matmul_->run(layer.wqkv, normed, qkv, s.rows);
   } else {
-    matmul_->run(layer.wq, normed, single_output(q_.get(), layer.wq.rows, layer.bq), s.rows);
-    matmul_->run(layer.wk, normed, single_output(k_.get(), layer.wk.rows, layer.bk), s.rows);
-    matmul_->run(layer.wv, normed, single_output(v_.get(), layer.wv.rows, layer.bv), s.rows);
+    matmul_->run(layer.wq, normed, k::single_gemv_output(q_.get(), layer.wq.rows, layer.bq),
+                 s.rows);
+    matmul_->run(layer.wk, normed, k::single_gemv_output(k_.get(), layer.wk.rows, layer.bk),
+                 s.rows);
+    matmul_->run(layer.wv, normed, k::single_gemv_output(v_.get(), layer.wv.rows, layer.bv),
+                 s.rows);
   }
   const int head_dim = static_cast<int>(shape_.head_dim);
   std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
@@ -326,12 +329,14 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
 void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
   const k::GemvInput normed{x_.get(), layer.ffn_norm, shape_.rms_norm_eps};
   if (layer.ffn_gate_up.rows > 0) {  // interleaved: SwiGLU stored by the same launch
-    k::GemvOutput pairs = single_output(ffn_.get(), shape_.n_ff, nullptr);
-    pairs.store = k::GemvStore::kSwigluPairs;
-    matmul_->run(layer.ffn_gate_up, normed, pairs, s.rows);
+    matmul_->run(layer.ffn_gate_up, normed,
+                 k::single_gemv_output(ffn_.get(), shape_.n_ff, nullptr,
+                                       k::GemvStore::kSwigluPairs),
+                 s.rows);
   } else {
-    matmul_->run(layer.ffn_gate, normed, single_output(ffn_.get(), shape_.n_ff, nullptr), s.rows);
-    matmul_->run(layer.ffn_up, normed, single_output(up_.get(), shape_.n_ff, nullptr), s.rows);
+    matmul_->run(layer.ffn_gate, normed, k::single_gemv_output(ffn_.get(), shape_.n_ff),
+                 s.rows);
+    matmul_->run(layer.ffn_up, normed, k::single_gemv_output(up_.get(), shape_.n_ff), s.rows);
     if (shape_.n_ff % 8 == 0) {
       k::swiglu(ffn_.get(), up_.get(), ffn_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
                 stream_);
@@ -347,17 +352,8 @@ void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer&
                s.rows);
 }
 
-k::GemvOutput LlamaDeviceModel::single_output(float* y, std::int64_t rows, const float* bias) {
-  k::GemvOutput out;
-  out.parts[0] = {y, rows, bias};
-  out.count = 1;
-  return out;
-}
-
 k::GemvOutput LlamaDeviceModel::residual_output(std::int64_t rows) const {
-  k::GemvOutput out = single_output(x_.get(), rows, nullptr);
-  out.store = k::GemvStore::kAccumulate;
-  return out;
+  return k::single_gemv_output(x_.get(), rows, nullptr, k::GemvStore::kAccumulate);
 }
 
 void LlamaDeviceModel::enqueue_step(const StepShape& s) {
@@ -371,7 +367,7 @@ void LlamaDeviceModel::enqueue_step(const StepShape& s) {
   k::gather_rows(x_.get(), output_rows_, s.outputs, embd, head_in_.get(), stream_);
   matmul_->run(weights_.output,
                k::GemvInput{head_in_.get(), weights_.output_norm, shape_.rms_norm_eps},
-               single_output(logits_.get(), shape_.n_vocab, nullptr), s.outputs);
+               k::single_gemv_output(logits_.get(), shape_.n_vocab), s.outputs);
   const int n_vocab = static_cast<int>(shape_.n_vocab);
   if (s.programs) {
     k::sample_rows(logits_.get(), s.outputs, n_vocab, programs_.get(), argmax_.get(), stream_);

@@ -71,8 +71,7 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   void enqueue_step(const StepShape& shape);  // every kernel of the step, on stream_
   void attention_block(const StepShape& shape, const DeviceLayer& layer, int index);
   void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
-  // Outputs for DeviceMatmul::run: one buffer; the residual stream x (products added to it).
-  static kernels::cuda::GemvOutput single_output(float* y, std::int64_t rows, const float* bias);
+  // The residual stream x as DeviceMatmul::run's output: products added to it.
   kernels::cuda::GemvOutput residual_output(std::int64_t rows) const;
   int decode_bucket(const lpx_forward_args& args) const noexcept;
   void run_graph(const StepShape& shape);
