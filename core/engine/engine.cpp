@@ -15,7 +15,7 @@
 #include "engine/stop_matcher.hpp"
 #include "model/model_validation.hpp"
 #include "lpx/cpp/status.hpp"
-#include "tokenizer/utf8.hpp"
+#include "lpx/cpp/utf8.hpp"
 
 namespace lpx::core {
 
@@ -69,7 +69,7 @@ std::uint32_t clamp_u32(std::uint64_t v) {
 }
 
 Expected<bool> check_utf8(const char* text, const char* what) {
-  if (!detail::is_valid_utf8(text)) return unexpected(std::string(what) + " is not valid UTF-8");
+  if (!utf8::is_well_formed(text)) return unexpected(std::string(what) + " is not valid UTF-8");
   return true;
 }
 
@@ -659,8 +659,9 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
     return;
   }
   std::string_view text = *piece;
-  if (!detail::is_valid_utf8(text)) {  // stray bytes the model chose: shown as U+FFFD
-    detail::sanitize_utf8(text, r.repaired);
+  if (!utf8::is_well_formed(text)) {  // stray bytes the model chose: shown as U+FFFD
+    r.repaired.clear();
+    utf8::append_repaired(r.repaired, text);
     text = r.repaired;
   }
   StopMatcher::Result out = r.stops.push(text);
@@ -684,8 +685,8 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
 void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_status_code code) {
   if (reason != LPX_FINISH_STOP && reason != LPX_FINISH_ERROR && r.decoder) {
     // Text held back for a possible stop string (or an incomplete character) is still answer.
-    std::string tail;
-    detail::sanitize_utf8(r.decoder->flush(), tail);  // an unfinished character ends as U+FFFD
+    // An unfinished character ends as one U+FFFD.
+    const std::string tail = utf8::repair(r.decoder->flush());
     StopMatcher::Result out = r.stops.push(tail);
     std::string rest(out.text);
     rest += r.stops.finish();

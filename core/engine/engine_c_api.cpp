@@ -6,7 +6,7 @@
 #include <string>
 
 #include "lpx/cpp/status.hpp"
-#include "tokenizer/utf8.hpp"
+#include "lpx/cpp/utf8.hpp"
 
 namespace lpx::core {
 namespace {
@@ -55,7 +55,9 @@ lpx_status* tokenize(lpx_engine* engine, const char* text, size_t length, uint32
   }
   return guard([&] {
     const std::string_view view(text == nullptr ? "" : text, length);
-    if (!detail::is_valid_utf8(view)) throw Error(LPX_ERR_INVALID_ARGUMENT, "the text is not valid UTF-8");
+    if (!utf8::is_well_formed(view)) {
+      throw Error(LPX_ERR_INVALID_ARGUMENT, "the text is not valid UTF-8");
+    }
     Tokenizer::EncodeOptions options;
     options.add_bos = options.add_eos = (flags & LPX_TOKENIZE_ADD_SPECIAL) != 0;
     options.parse_special = (flags & LPX_TOKENIZE_PARSE_SPECIAL) != 0;
@@ -76,8 +78,7 @@ lpx_status* detokenize(lpx_engine* engine, const int32_t* tokens, size_t count, 
     auto bytes = self(engine).tokenizer().decode(
         std::span<const std::int32_t>(tokens, count), (flags & LPX_DETOKENIZE_RENDER_SPECIAL) != 0);
     if (!bytes) throw Error(LPX_ERR_INVALID_ARGUMENT, bytes.error());
-    std::string text;
-    detail::sanitize_utf8(*bytes, text);
+    const std::string text = utf8::repair(*bytes);
     if (capacity != 0) std::memcpy(out_text, text.data(), std::min(capacity, text.size()));
     *out_length = text.size();
   });

@@ -1,5 +1,7 @@
 #include "tokenizer/utf8.hpp"
 
+#include "lpx/cpp/utf8.hpp"
+
 namespace lpx::core::detail {
 namespace {
 
@@ -23,19 +25,8 @@ bool second_byte_range(unsigned char lead, unsigned char& low, unsigned char& hi
 
 // Length of the well-formed sequence at `text[at]`, or 0 when it is ill-formed or cut short.
 std::size_t well_formed_length(std::string_view text, std::size_t at) noexcept {
-  const auto lead = static_cast<unsigned char>(text[at]);
-  if (lead < 0x80) return 1;
-  unsigned char low = 0;
-  unsigned char high = 0;
-  if (!second_byte_range(lead, low, high)) return 0;
-  const std::size_t length = lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-  if (text.size() - at < length) return 0;
-  const auto second = static_cast<unsigned char>(text[at + 1]);
-  if (second < low || second > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if (!is_continuation(static_cast<unsigned char>(text[at + k]))) return 0;
-  }
-  return length;
+  const utf8::Sequence s = utf8::next_sequence(text, at);
+  return s.well_formed ? s.length : 0;
 }
 
 // Whether the sequence at `text[at]` is structurally complete the way llama.cpp checks it: a lead
@@ -58,19 +49,7 @@ std::size_t structural_length(std::string_view text, std::size_t at) noexcept {
 
 }  // namespace
 
-bool is_valid_utf8(std::string_view text) noexcept {
-  std::size_t at = 0;
-  while (at < text.size()) {
-    if (static_cast<unsigned char>(text[at]) < 0x80) {
-      ++at;
-      continue;
-    }
-    const std::size_t length = well_formed_length(text, at);
-    if (length == 0) return false;
-    at += length;
-  }
-  return true;
-}
+bool is_valid_utf8(std::string_view text) noexcept { return utf8::is_well_formed(text); }
 
 void sanitize_utf8(std::string_view text, std::string& out) {
   out.clear();

@@ -2,6 +2,7 @@
 // load statistics, tokenize/detokenize through the C table, and older (1.2-sized) requests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -226,6 +227,27 @@ TEST_F(EngineApi13, TokenizeAndDetokenizeThroughTheCTable) {
   ASSERT_NE(status, nullptr);
   EXPECT_NE(std::string(status->message).find("UTF-8"), std::string::npos) << status->message;
   status->release(status);
+}
+
+TEST_F(EngineApi13, DetokenizingACutCharacterGivesOneReplacementCharacter) {
+  auto engine = make();
+  // The tiny Llama has SentencePiece byte tokens: the first two bytes of U+4F60 (E4 BD A0).
+  auto byte_token = [&](unsigned char byte) {
+    for (std::int32_t id = 0; id < engine->tokenizer().vocab_size(); ++id) {
+      auto piece = engine->tokenizer().piece(id);
+      if (piece && *piece == std::string(1, static_cast<char>(byte))) return id;
+    }
+    return -1;
+  };
+  const std::vector<int32_t> tokens = {byte_token('a'), byte_token(0xE4), byte_token(0xBD)};
+  ASSERT_GE(*std::min_element(tokens.begin(), tokens.end()), 0) << "no byte tokens";
+  std::string text(16, '\0');
+  std::size_t length = 0;
+  lpx_status* status = core::engine_c_api().detokenize(
+      core::to_c(*engine), tokens.data(), tokens.size(), 0, text.data(), text.size(), &length);
+  ASSERT_EQ(status, nullptr);
+  text.resize(length);
+  EXPECT_EQ(text, "a\xEF\xBF\xBD");  // one U+FFFD for the maximal subpart E4 BD, as Unicode asks
 }
 
 TEST(EngineUtf8, BytesThatFormNoCharacterAreShownAsReplacementCharacters) {

@@ -1,6 +1,6 @@
 // The http transport's request validation, unit by unit: body parsing, typed fields, the
-// OpenAI parameters and the engine requests built from them, API keys, UTF-8 repair. The
-// server end to end is tested in tests/http/ (Python, the real binary).
+// OpenAI parameters and the engine requests built from them, API keys. The server end to end
+// is tested in tests/http/ (Python, the real binary).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +9,6 @@
 #include "api_keys.hpp"
 #include "generation_request.hpp"
 #include "json_fields.hpp"
-#include "utf8_text.hpp"
 
 namespace lpx::openai {
 namespace {
@@ -128,14 +127,6 @@ TEST(HttpApiKeys, OnlyTheExactBearerKeyIsAccepted) {
   EXPECT_FALSE(constant_time_equal("a", ""));
   EXPECT_FALSE(constant_time_equal("", "a"));
   EXPECT_FALSE(constant_time_equal("abc", "abcabc"));  // the cyclic walk must not fool it
-}
-
-TEST(HttpUtf8, IllFormedBytesBecomeReplacementCharacters) {
-  EXPECT_EQ(valid_utf8("ok \xC3\xA9"), "ok \xC3\xA9");
-  EXPECT_EQ(valid_utf8("\xE4\xBD"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // a cut character
-  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
-  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));  // overlong
-  EXPECT_TRUE(is_valid_utf8("\xF0\x9F\x99\x82"));
 }
 
 }  // namespace

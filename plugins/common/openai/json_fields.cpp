@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "api_error.hpp"
-#include "utf8_text.hpp"
+#include "lpx/cpp/utf8.hpp"
 
 namespace lpx::openai {
 
@@ -14,7 +14,7 @@ boost::json::object parse_json_object(std::string_view body) {
   boost::json::value value = boost::json::parse(body, ec, {}, options);
   if (ec) {
     // Say which of the two went wrong, and nothing more.
-    throw bad_request(is_valid_utf8(body) ? "the request body is not valid JSON"
+    throw bad_request(utf8::is_well_formed(body) ? "the request body is not valid JSON"
                                           : "the request body is not valid UTF-8");
   }
   if (!value.is_object()) throw bad_request("the request body must be a JSON object");

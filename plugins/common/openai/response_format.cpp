@@ -3,7 +3,7 @@
 #include <chrono>
 #include <random>
 
-#include "utf8_text.hpp"
+#include "lpx/cpp/utf8.hpp"
 
 namespace lpx::openai {
 namespace {
@@ -63,11 +63,11 @@ json::value logprobs_json(const ResponseContext& c, const std::vector<TokenOutpu
     for (const TokenOutput& t : tokens) {
       json::array top;
       for (const TokenLogprob& a : t.top) {
-        top.push_back(json::object{{"token", valid_utf8(a.piece)},
+        top.push_back(json::object{{"token", utf8::repair(a.piece)},
                                    {"logprob", a.logprob},
                                    {"bytes", bytes_json(a.piece)}});
       }
-      content.push_back(json::object{{"token", valid_utf8(t.chosen.piece)},
+      content.push_back(json::object{{"token", utf8::repair(t.chosen.piece)},
                                      {"logprob", t.chosen.logprob},
                                      {"bytes", bytes_json(t.chosen.piece)},
                                      {"top_logprobs", std::move(top)}});
@@ -76,11 +76,11 @@ json::value logprobs_json(const ResponseContext& c, const std::vector<TokenOutpu
   }
   json::array names, logprobs, tops, offsets;
   for (const TokenOutput& t : tokens) {
-    const std::string piece = valid_utf8(t.chosen.piece);
+    const std::string piece = utf8::repair(t.chosen.piece);
     names.push_back(json::string(piece));
     logprobs.push_back(t.chosen.logprob);
     json::object top;
-    for (const TokenLogprob& a : t.top) top[valid_utf8(a.piece)] = a.logprob;
+    for (const TokenLogprob& a : t.top) top[utf8::repair(a.piece)] = a.logprob;
     tops.push_back(std::move(top));
     offsets.push_back(text_offset);
     text_offset += piece.size();

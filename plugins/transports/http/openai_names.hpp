@@ -7,7 +7,7 @@
 #include "generation_request.hpp"
 #include "json_fields.hpp"
 #include "response_format.hpp"
-#include "utf8_text.hpp"
+#include "lpx/cpp/utf8.hpp"
 
 namespace lpx::http {
 
@@ -21,8 +21,6 @@ using openai::parse_generation_request;
 using openai::parse_json_object;
 using openai::JsonFields;
 using openai::field_error;
-using openai::valid_utf8;
-using openai::is_valid_utf8;
 using openai::ResponseContext;
 using openai::make_response_context;
 using openai::finish_reason_name;
