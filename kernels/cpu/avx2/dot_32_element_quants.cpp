@@ -84,6 +84,16 @@ void tile(const Args& args, std::size_t activation_bytes, std::size_t r0, std::s
   }
 }
 
+// Several activation rows of a type without a minimum: gemm_32_element_quants.hpp.
+template <class W>
+constexpr void (*kBatched)(const Args&, std::size_t, std::size_t) noexcept = nullptr;
+template <>
+constexpr void (*kBatched<Q8_0W>)(const Args&, std::size_t, std::size_t) noexcept = &q8_0_batched;
+template <>
+constexpr void (*kBatched<Q4_0W>)(const Args&, std::size_t, std::size_t) noexcept = &q4_0_batched;
+template <>
+constexpr void (*kBatched<Q5_0W>)(const Args&, std::size_t, std::size_t) noexcept = &q5_0_batched;
+
 template <class W>
 void rows(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
   const std::size_t activation_bytes = args.columns / 32 * kActivationBytes<W>;
@@ -99,10 +109,10 @@ void rows(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept
     return;
   }
   if constexpr (!W::kHasMin) {
-    return gemm_rows<W>(args, row_begin, row_end);
+    kBatched<W>(args, row_begin, row_end);
   } else {
-    // Types with a minimum carry a second accumulator per output; 1 x 4 tiles measured faster
-    // for them than gemm_rows' 4 x 3 (docs/kernels-cpu.md).
+    // The second accumulator per output of the types with a minimum made 4 x 3 tiles slower
+    // for them than these 1 x 4 ones (docs/kernels-cpu.md).
     for (std::size_t r = row_begin; r < row_end; ++r) {
       std::size_t b = 0;
       for (; b + 4 <= args.batch; b += 4) tile<W, 1, 4>(args, activation_bytes, r, b);

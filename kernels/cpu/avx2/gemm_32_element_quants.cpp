@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "cpu/avx2/simd.hpp"
+#include "cpu/avx2/weight_blocks.hpp"
 
 namespace lpx::kernels::avx2::kernels {
 namespace {
@@ -96,8 +97,6 @@ void row_tile(const reference::MatmulArgs& args, std::size_t activation_bytes,
   batch_tail<W, R>(args, activation_bytes, r, b);
 }
 
-}  // namespace
-
 template <class W>
 void gemm_rows(const reference::MatmulArgs& args, std::size_t row_begin,
                std::size_t row_end) noexcept {
@@ -116,10 +115,19 @@ void gemm_rows(const reference::MatmulArgs& args, std::size_t row_begin,
   }
 }
 
-template void gemm_rows<blocks::Q8_0W>(const reference::MatmulArgs&, std::size_t,
-                                       std::size_t) noexcept;
-template void gemm_rows<blocks::Q4_0W>(const reference::MatmulArgs&, std::size_t,
-                                       std::size_t) noexcept;
-template void gemm_rows<blocks::Q5_0W>(const reference::MatmulArgs&, std::size_t,
-                                       std::size_t) noexcept;
+}  // namespace
+
+void q8_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
+                  std::size_t row_end) noexcept {
+  gemm_rows<blocks::Q8_0W>(args, row_begin, row_end);
+}
+void q4_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
+                  std::size_t row_end) noexcept {
+  gemm_rows<blocks::Q4_0W>(args, row_begin, row_end);
+}
+void q5_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
+                  std::size_t row_end) noexcept {
+  gemm_rows<blocks::Q5_0W>(args, row_begin, row_end);
+}
+
 }  // namespace lpx::kernels::avx2::kernels

@@ -6,22 +6,18 @@
 
 #include <cstddef>
 
-#include "cpu/avx2/weight_blocks.hpp"
 #include "reference/matmul.hpp"
 
 namespace lpx::kernels::avx2::kernels {
 
-// Writes args.y[b * rows + r] for every b < batch and r in [row_begin, row_end), bit for bit
-// as reference::dot_rows. Any batch works; it pays off from two rows up.
-template <class W>
-void gemm_rows(const reference::MatmulArgs& args, std::size_t row_begin,
-               std::size_t row_end) noexcept;
-
-extern template void gemm_rows<blocks::Q8_0W>(const reference::MatmulArgs&, std::size_t,
-                                              std::size_t) noexcept;
-extern template void gemm_rows<blocks::Q4_0W>(const reference::MatmulArgs&, std::size_t,
-                                              std::size_t) noexcept;
-extern template void gemm_rows<blocks::Q5_0W>(const reference::MatmulArgs&, std::size_t,
-                                              std::size_t) noexcept;
+// Each writes args.y[b * rows + r] for every b < batch and r in [row_begin, row_end), bit for bit
+// as reference::dot_rows. Any batch works; they pay off from two rows up. (Plain functions, not a
+// template: the AVX2 library must define no weak symbol, see docs/kernels-cpu.md.)
+void q8_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
+                  std::size_t row_end) noexcept;
+void q4_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
+                  std::size_t row_end) noexcept;
+void q5_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
+                  std::size_t row_end) noexcept;
 
 }  // namespace lpx::kernels::avx2::kernels
