@@ -17,6 +17,7 @@ import threading
 import time
 
 import pytest
+import websocket
 
 from conftest import MODEL, PIPELINE, TINY_MODEL, addr, request, start_server
 
@@ -848,6 +849,46 @@ def test_api_key_is_required(tmp_path):
             status, _, data = completion(srv, ok_body,
                                          headers={"Authorization": auth} if auth else None)
             error_of(status, data, 401, etype="authentication_error")
+        assert_healthy(srv)
+
+
+def test_websocket_key_as_header_or_subprotocol():
+    """Browsers cannot set headers on a WebSocket: the key may come as "lpx-api-key.KEY"."""
+    body = json.dumps({"prompt": TINY_PROMPT, "max_tokens": 2, "temperature": 0})
+    with running("--api-key", "sekrit") as srv:
+        url = f"ws://{srv.host}:{srv.port}/v1/ws"
+
+        def exchange(**kwargs):
+            ws = websocket.create_connection(url, timeout=60, **kwargs)
+            try:
+                ws.send(body)
+                messages = []
+                while not messages or messages[-1] != "[DONE]":
+                    messages.append(ws.recv())
+                    assert len(messages) < 100, messages
+                assert all("error" not in m for m in messages[:-1]), messages
+                return ws.getsubprotocol()
+            finally:
+                ws.close()
+
+        assert exchange(header=["Authorization: Bearer sekrit"]) is None
+        assert exchange(subprotocols=["lpx", "lpx-api-key.sekrit"]) == "lpx"
+        # The key is never echoed, so "lpx" must be offered with it (a client fails a handshake
+        # that selects none of its offers): a clear 400 instead.
+        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+            websocket.create_connection(url, timeout=60, subprotocols=["lpx-api-key.sekrit"])
+        assert refused.value.status_code == 400
+        assert b"lpx" in refused.value.resp_body
+        for kwargs in ({}, {"subprotocols": ["lpx"]}, {"subprotocols": ["lpx", "lpx-api-key.sekri"]},
+                       {"subprotocols": ["lpx-api-key.sekritt"]},
+                       {"header": ["Authorization: Bearer wrong"]}):
+            with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+                websocket.create_connection(url, timeout=60, **kwargs)
+            assert refused.value.status_code == 401, kwargs
+        # Only /v1/ws takes a key that way.
+        status, _, data = request(srv, "GET", "/v1/models",
+                                  headers={"Sec-WebSocket-Protocol": "lpx-api-key.sekrit"})
+        error_of(status, data, 401, etype="authentication_error")
         assert_healthy(srv)
 
 

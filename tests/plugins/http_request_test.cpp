@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "api_error.hpp"
 #include "api_keys.hpp"
 #include "generation_request.hpp"
 #include "json_fields.hpp"
+#include "websocket_protocols.hpp"
 
 namespace lpx::openai {
 namespace {
@@ -109,6 +111,38 @@ TEST(HttpRequest, EngineRequestsCarryEveryParameterAndOneSeedPerChoice) {
   EXPECT_EQ(c3.top_logprobs, 2u);
   EXPECT_EQ(c3.flags, LPX_REQUEST_CONTEXT_END_IS_LENGTH);
   EXPECT_EQ(r.engine_request(2, storage).sampling->seed, 40u);
+}
+
+TEST(HttpApiKeys, AWebSocketKeyMayComeAsASubprotocol) {
+  const ApiKeys keys({"sekrit", "other-key"});
+  EXPECT_TRUE(keys.accepts_websocket_protocols("lpx-api-key.sekrit"));
+  EXPECT_TRUE(keys.accepts_websocket_protocols("lpx, lpx-api-key.other-key"));
+  EXPECT_TRUE(keys.accepts_websocket_protocols("lpx,\tlpx-api-key.sekrit ,x"));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("lpx"));
+  EXPECT_FALSE(keys.accepts_websocket_protocols(""));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("lpx-api-key."));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("lpx-api-key.sekri"));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("lpx-api-key.sekrit2"));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("sekrit"));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("x-lpx-api-key.sekrit"));
+  EXPECT_FALSE(keys.accepts_websocket_protocols("lpx-api-key.sekrit.x"));
+  EXPECT_TRUE(ApiKeys({}).accepts_websocket_protocols(""));
+}
+
+TEST(HttpWebSocketProtocols, TokensAreSplitOnCommasAndTrimmed) {
+  std::vector<std::string> seen;
+  const bool stopped = http::any_websocket_protocol(" a ,b,, \tc\t,d", [&](std::string_view t) {
+    seen.emplace_back(t);
+    return t == "c";
+  });
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_FALSE(http::any_websocket_protocol("", [](std::string_view) { return true; }));
+  EXPECT_TRUE(http::offers_key_without_lpx("lpx-api-key.k"));
+  EXPECT_TRUE(http::offers_key_without_lpx("chat, lpx-api-key.k"));
+  EXPECT_FALSE(http::offers_key_without_lpx("lpx-api-key.k, lpx"));
+  EXPECT_FALSE(http::offers_key_without_lpx("lpx"));
+  EXPECT_FALSE(http::offers_key_without_lpx("chat"));
 }
 
 TEST(HttpApiKeys, OnlyTheExactBearerKeyIsAccepted) {

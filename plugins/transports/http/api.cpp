@@ -61,13 +61,20 @@ bool Api::authorized(const Request& request) const {
   const std::string_view route = path.substr(0, path.find('?'));
   if (route == "/" || route == "/health" || route == "/ready") return true;
   const auto it = request.find(http::field::authorization);
-  return keys_.accepts(it == request.end() ? std::string_view() : std::string_view(it->value()));
+  if (keys_.accepts(it == request.end() ? std::string_view() : std::string_view(it->value()))) {
+    return true;
+  }
+  // A browser's WebSocket cannot carry headers: its key may come as a subprotocol instead.
+  const auto protocols = request.find(http::field::sec_websocket_protocol);
+  return route == "/v1/ws" && protocols != request.end() &&
+         keys_.accepts_websocket_protocols(std::string_view(protocols->value()));
 }
 
 void Api::handle(const Request& request, const std::shared_ptr<Exchange>& exchange) {
   try {
     if (!authorized(request)) {
-      throw ApiError(401, "authentication_error", "a valid API key is required (Authorization: Bearer KEY)");
+      throw ApiError(401, "authentication_error",
+                     "a valid API key is required (Authorization: Bearer KEY)");
     }
     route(request, exchange);
   } catch (const ApiError& e) {

@@ -1,5 +1,7 @@
 #include "api_keys.hpp"
 
+#include "websocket_protocols.hpp"
+
 namespace lpx::http {
 
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
@@ -22,7 +24,19 @@ bool ApiKeys::accepts(std::string_view authorization) const noexcept {
       !constant_time_equal(authorization.substr(0, kScheme.size()), kScheme)) {
     return false;
   }
-  const std::string_view given = authorization.substr(kScheme.size());
+  return is_key(authorization.substr(kScheme.size()));
+}
+
+bool ApiKeys::accepts_websocket_protocols(std::string_view offered) const noexcept {
+  if (keys_.empty()) return true;
+  return any_websocket_protocol(offered, [&](std::string_view token) {
+    return token.size() > kApiKeyProtocolPrefix.size() &&
+           token.substr(0, kApiKeyProtocolPrefix.size()) == kApiKeyProtocolPrefix &&
+           is_key(token.substr(kApiKeyProtocolPrefix.size()));
+  });
+}
+
+bool ApiKeys::is_key(std::string_view given) const noexcept {
   bool ok = false;
   for (const std::string& key : keys_) ok |= constant_time_equal(key, given);  // no early exit
   return ok;

@@ -1,5 +1,6 @@
-// API keys: `Authorization: Bearer KEY`, compared in constant time so response timing tells an
-// attacker nothing about how much of a guess was right.
+// API keys: `Authorization: Bearer KEY` (or, for a browser's WebSocket, the subprotocol
+// "lpx-api-key.KEY": websocket_protocols.hpp), compared in constant time so response timing
+// tells an attacker nothing about how much of a guess was right.
 #pragma once
 
 #include <string>
@@ -15,8 +16,13 @@ class ApiKeys {
   bool required() const noexcept { return !keys_.empty(); }
   // True when no key is required, or `authorization` is "Bearer K" for a configured K.
   bool accepts(std::string_view authorization) const noexcept;
+  // True when no key is required, or the Sec-WebSocket-Protocol value `offered` lists
+  // "lpx-api-key.K" for a configured K.
+  bool accepts_websocket_protocols(std::string_view offered) const noexcept;
 
  private:
+  bool is_key(std::string_view given) const noexcept;
+
   std::vector<std::string> keys_;
 };
 

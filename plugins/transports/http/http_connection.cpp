@@ -9,6 +9,7 @@
 #include <boost/beast/websocket.hpp>
 #include <lpx/cpp/host.hpp>
 
+#include "websocket_protocols.hpp"
 #include "websocket_session.hpp"
 
 namespace lpx::http {
@@ -85,6 +86,12 @@ void HttpConnection::on_header(beast::error_code ec) {
   if (beast::websocket::is_upgrade(request) && endpoint_ == "/v1/ws") {
     if (!api_.authorized(request)) {
       respond_error(ApiError(401, "authentication_error", "a valid API key is required"));
+      return;
+    }
+    if (const auto offered = request.find(bhttp::field::sec_websocket_protocol);
+        offered != request.end() && offers_key_without_lpx(std::string_view(offered->value()))) {
+      respond_error(bad_request("offer the subprotocol \"lpx\" with \"lpx-api-key.KEY\": it is "
+                                "the one the server selects (the key is never echoed)"));
       return;
     }
     stream_.expires_never();

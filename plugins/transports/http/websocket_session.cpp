@@ -2,6 +2,8 @@
 
 #include <boost/asio/dispatch.hpp>
 
+#include "websocket_protocols.hpp"
+
 namespace lpx::http {
 
 namespace beast = boost::beast;
@@ -12,8 +14,18 @@ WebSocketSession::WebSocketSession(beast::tcp_stream stream, Api& api)
 
 void WebSocketSession::start(Request upgrade) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws_.set_option(websocket::stream_base::decorator(
-      [](websocket::response_type& response) { response.set(beast::http::field::server, "lpx"); }));
+  // Select "lpx" when the client offers subprotocols that include it (a browser that offers
+  // some fails the handshake unless one is selected); never echo an "lpx-api-key." one.
+  const auto offered = upgrade.find(beast::http::field::sec_websocket_protocol);
+  const bool select_lpx =
+      offered != upgrade.end() &&
+      any_websocket_protocol(std::string_view(offered->value()),
+                             [](std::string_view token) { return token == kWebSocketProtocol; });
+  ws_.set_option(
+      websocket::stream_base::decorator([select_lpx](websocket::response_type& response) {
+        response.set(beast::http::field::server, "lpx");
+        if (select_lpx) response.set(beast::http::field::sec_websocket_protocol, kWebSocketProtocol);
+      }));
   ws_.read_message_max(1 << 20);
   auto held = std::make_shared<Request>(std::move(upgrade));
   boost::asio::dispatch(ws_.get_executor(), [self = shared_from_this(), held] {
