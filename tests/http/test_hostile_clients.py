@@ -867,6 +867,7 @@ def test_websocket_key_as_header_or_subprotocol():
                     messages.append(ws.recv())
                     assert len(messages) < 100, messages
                 assert all("error" not in m for m in messages[:-1]), messages
+                assert "sekrit" not in str(ws.getheaders()), ws.getheaders()  # never echoed
                 return ws.getsubprotocol()
             finally:
                 ws.close()

@@ -3,6 +3,9 @@
 // is tested in tests/http/ (Python, the real binary).
 #include <gtest/gtest.h>
 
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
 #include <string>
 #include <vector>
 
@@ -138,6 +141,11 @@ TEST(HttpWebSocketProtocols, TokensAreSplitOnCommasAndTrimmed) {
   EXPECT_TRUE(stopped);
   EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_FALSE(http::any_websocket_protocol("", [](std::string_view) { return true; }));
+  boost::beast::http::request<boost::beast::http::string_body> upgrade;
+  EXPECT_EQ(http::offered_websocket_protocols(upgrade), "");
+  upgrade.insert(boost::beast::http::field::sec_websocket_protocol, "lpx-api-key.k");
+  upgrade.insert(boost::beast::http::field::sec_websocket_protocol, "lpx, chat");
+  EXPECT_EQ(http::offered_websocket_protocols(upgrade), "lpx-api-key.k,lpx, chat");
   EXPECT_TRUE(http::offers_key_without_lpx("lpx-api-key.k"));
   EXPECT_TRUE(http::offers_key_without_lpx("chat, lpx-api-key.k"));
   EXPECT_FALSE(http::offers_key_without_lpx("lpx-api-key.k, lpx"));

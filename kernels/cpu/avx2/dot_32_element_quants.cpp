@@ -109,6 +109,7 @@ void rows(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept
     return;
   }
   if constexpr (!W::kHasMin) {
+    static_assert(kBatched<W> != nullptr, "a type without a minimum needs its batched entry");
     kBatched<W>(args, row_begin, row_end);
   } else {
     // The second accumulator per output of the types with a minimum made 4 x 3 tiles slower

@@ -1,11 +1,11 @@
 // Batched dots of the 32-element block types without a minimum (Q8_0, Q4_0, Q5_0): a register
 // tile of R weight rows x B activation rows keeps R*B accumulators, so each weight block is
 // decoded once per B activation rows and each activation block loaded once per R weight rows.
-// Per block pair the inner loop spends one load, one sign, maddubs + madd, one conversion, one
-// scale product and one fma; the scale product multiplies the weight row's broadcast scale by the
-// activation row's scale staged as eight equal floats, so no register holds per-activation
-// scales. maddubs + madd bound it: about 40 GMAC/s a core on the AVX2 machine of
-// docs/perf/cpu.md when nothing else runs, where these tiles reach about 31.
+// Per block pair the inner loop spends one sign, maddubs + madd, one conversion, one scale
+// product and one fma; the scale product multiplies the weight row's broadcast scale by the
+// activation row's scale staged as eight equal floats. maddubs + madd bound it: about 40 GMAC/s
+// a core on the AVX2 machine of docs/perf/cpu.md when nothing else runs, where these tiles reach
+// about 31.
 //
 // The arithmetic per output is the one-row kernels' (and reference::dots'): lane-wise fma of
 // d_w * d_a times the block's eight exact lane sums, summed with hsum8 at the end. Only the
@@ -22,8 +22,9 @@
 namespace lpx::kernels::avx2::kernels {
 namespace {
 
-// 4 x 3 measured best of 1x4 ... 4x3 on Q8_0 (docs/kernels-cpu.md); 12 accumulators leave four
-// registers for the weight block, its scale and the product chain.
+// 4 x 3 measured best of 1x4, 2x4, 4x2, 3x3, 2x6 and 4x3 on Q8_0 (docs/kernels-cpu.md), although
+// GCC keeps the three activation vectors in registers and so spills some accumulators: each then
+// costs a load and a store per block pair. Measured faster all the same.
 constexpr int kTileRows = 4;
 constexpr int kTileBatch = 3;
 // Blocks whose activation scales a tile stages at a time (16 x 3 x 32 bytes on the stack).
@@ -102,7 +103,9 @@ void gemm_rows(const reference::MatmulArgs& args, std::size_t row_begin,
                std::size_t row_end) noexcept {
   const std::size_t activation_bytes = args.columns / 32 * blocks::kActivationBytes<W>;
   std::size_t r = row_begin;
-  for (; r + kTileRows <= row_end; r += kTileRows) row_tile<W, kTileRows>(args, activation_bytes, r);
+  for (; r + kTileRows <= row_end; r += kTileRows) {
+    row_tile<W, kTileRows>(args, activation_bytes, r);
+  }
   switch (row_end - r) {
     case 3:
       return row_tile<W, 3>(args, activation_bytes, r);

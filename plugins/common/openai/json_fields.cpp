@@ -15,7 +15,7 @@ boost::json::object parse_json_object(std::string_view body) {
   if (ec) {
     // Say which of the two went wrong, and nothing more.
     throw bad_request(utf8::is_well_formed(body) ? "the request body is not valid JSON"
-                                          : "the request body is not valid UTF-8");
+                                                 : "the request body is not valid UTF-8");
   }
   if (!value.is_object()) throw bad_request("the request body must be a JSON object");
   return std::move(value.as_object());

@@ -8,6 +8,7 @@
 #include "chat_page.hpp"
 #include "generation_sinks.hpp"
 #include "openai_names.hpp"
+#include "websocket_protocols.hpp"
 
 namespace lpx::http {
 namespace {
@@ -65,9 +66,7 @@ bool Api::authorized(const Request& request) const {
     return true;
   }
   // A browser's WebSocket cannot carry headers: its key may come as a subprotocol instead.
-  const auto protocols = request.find(http::field::sec_websocket_protocol);
-  return route == "/v1/ws" && protocols != request.end() &&
-         keys_.accepts_websocket_protocols(std::string_view(protocols->value()));
+  return route == "/v1/ws" && keys_.accepts_websocket_protocols(offered_websocket_protocols(request));
 }
 
 void Api::handle(const Request& request, const std::shared_ptr<Exchange>& exchange) {

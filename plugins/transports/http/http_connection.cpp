@@ -88,8 +88,7 @@ void HttpConnection::on_header(beast::error_code ec) {
       respond_error(ApiError(401, "authentication_error", "a valid API key is required"));
       return;
     }
-    if (const auto offered = request.find(bhttp::field::sec_websocket_protocol);
-        offered != request.end() && offers_key_without_lpx(std::string_view(offered->value()))) {
+    if (offers_key_without_lpx(offered_websocket_protocols(request))) {
       respond_error(bad_request("offer the subprotocol \"lpx\" with \"lpx-api-key.KEY\": it is "
                                 "the one the server selects (the key is never echoed)"));
       return;

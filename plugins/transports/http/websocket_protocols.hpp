@@ -2,12 +2,15 @@
 // that needs an API key offers it as a subprotocol (as OpenAI's Realtime API does for browsers):
 //   new WebSocket(url, ["lpx", "lpx-api-key." + key])
 // The server selects "lpx" when it is offered and never echoes the key; a key offered without
-// "lpx" is refused (400), since clients fail a handshake that selects none of their offers. A key travels this way
-// only when it is made of token characters (RFC 7230 §3.2.6: letters, digits and
-// !#$%&'*+-.^_`|~), as generated keys are.
+// "lpx" is refused (400), since clients fail a handshake that selects none of their offers. A
+// key travels this way only when it is made of token characters (RFC 7230 §3.2.6: letters,
+// digits and !#$%&'*+-.^_`|~), as the output of `openssl rand -hex 32` is.
 #pragma once
 
+#include <string>
 #include <string_view>
+
+#include <boost/beast/http/field.hpp>
 
 namespace lpx::http {
 
@@ -28,6 +31,19 @@ bool any_websocket_protocol(std::string_view offered, Visit visit) {
     if (visit(token)) return true;
   }
   return false;
+}
+
+// Every Sec-WebSocket-Protocol field of a request's headers, joined with commas (RFC 6455 lets
+// a client split its list over several fields).
+template <class Fields>
+std::string offered_websocket_protocols(const Fields& fields) {
+  std::string offered;
+  const auto [first, last] = fields.equal_range(boost::beast::http::field::sec_websocket_protocol);
+  for (auto it = first; it != last; ++it) {
+    if (!offered.empty()) offered += ',';
+    offered.append(it->value().data(), it->value().size());
+  }
+  return offered;
 }
 
 // True when `offered` lists an "lpx-api-key." token but not "lpx".

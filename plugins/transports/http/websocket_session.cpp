@@ -16,15 +16,15 @@ void WebSocketSession::start(Request upgrade) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   // Select "lpx" when the client offers subprotocols that include it (a browser that offers
   // some fails the handshake unless one is selected); never echo an "lpx-api-key." one.
-  const auto offered = upgrade.find(beast::http::field::sec_websocket_protocol);
   const bool select_lpx =
-      offered != upgrade.end() &&
-      any_websocket_protocol(std::string_view(offered->value()),
+      any_websocket_protocol(offered_websocket_protocols(upgrade),
                              [](std::string_view token) { return token == kWebSocketProtocol; });
   ws_.set_option(
       websocket::stream_base::decorator([select_lpx](websocket::response_type& response) {
         response.set(beast::http::field::server, "lpx");
-        if (select_lpx) response.set(beast::http::field::sec_websocket_protocol, kWebSocketProtocol);
+        if (select_lpx) {
+          response.set(beast::http::field::sec_websocket_protocol, kWebSocketProtocol);
+        }
       }));
   ws_.read_message_max(1 << 20);
   auto held = std::make_shared<Request>(std::move(upgrade));

@@ -8,7 +8,8 @@
 // starts a well-formed character but does not finish it (`E5 93` cut short: one), and one for
 // every other stray byte (an overlong `C0 AF`: two).
 //
-// Header-only, no allocation but `repair`'s result; safe from any thread.
+// Header-only; only `repair` and `append_repaired` allocate (for their output); safe from any
+// thread.
 #pragma once
 
 #include <cstddef>
@@ -68,7 +69,7 @@ constexpr bool is_well_formed(std::string_view text) noexcept {
 
 // Appends `text` to `out` with every maximal ill-formed subpart replaced by
 // U+FFFD.
-inline void append_repaired(std::string &out, std::string_view text) {
+inline void append_repaired(std::string& out, std::string_view text) {
   std::size_t copied = 0;  // well-formed runs are appended whole
   for (std::size_t at = 0; at < text.size();) {
     const Sequence s = next_sequence(text, at);
