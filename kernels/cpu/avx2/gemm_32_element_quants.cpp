@@ -33,7 +33,7 @@ constexpr std::size_t kChunkBlocks = 16;
 template <class W, int R, int B>
 void tile(const reference::MatmulArgs& args, std::size_t activation_bytes, std::size_t r0,
           std::size_t b0) noexcept {
-  static_assert(!W::kHasMin, "types with a minimum keep the one-row tiles");
+  static_assert(!W::kHasMin && !W::kUnsigned, "signed types without a minimum only");
   constexpr std::size_t kA = blocks::kActivationBytes<W>;
   const std::size_t n_blocks = args.columns / 32;
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
@@ -60,13 +60,13 @@ void tile(const reference::MatmulArgs& args, std::size_t activation_bytes, std::
       for (int r = 0; r < R; ++r) {
         const std::uint8_t* block = w[r] + (k0 + k) * W::kBytes;
         const __m256i values = W::values(block);
-        const __m256i unsigned_values = W::kUnsigned ? values : _mm256_sign_epi8(values, values);
+        const __m256i magnitudes = _mm256_sign_epi8(values, values);
         const __m256 w_scale = _mm256_broadcastss_ps(simd::load_f16x2(block));
         for (int b = 0; b < B; ++b) {
           const __m256i a_values = simd::load_i8x32(a[b] + (k0 + k) * kA + kA - 32);
-          const __m256i signed_values =
-              W::kUnsigned ? a_values : _mm256_sign_epi8(a_values, values);
-          const __m256 isum = _mm256_cvtepi32_ps(simd::dot_u8_i8(unsigned_values, signed_values));
+          // |w| . (a with w's signs) = w . a, in maddubs' unsigned x signed form.
+          const __m256i signed_values = _mm256_sign_epi8(a_values, values);
+          const __m256 isum = _mm256_cvtepi32_ps(simd::dot_u8_i8(magnitudes, signed_values));
           const __m256 d = _mm256_mul_ps(w_scale, _mm256_load_ps(a_scales[k][b]));
           acc[r][b] = _mm256_fmadd_ps(d, isum, acc[r][b]);
         }
