@@ -27,12 +27,10 @@ template <class W, int R, int B>
 void tile(const Args& args, std::size_t activation_bytes, std::size_t r0, std::size_t b0) noexcept {
   constexpr std::size_t kA = kActivationBytes<W>;
   const std::size_t n_blocks = args.columns / 32;
-  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
-  const auto* activations = static_cast<const std::uint8_t*>(args.activations);
   const std::uint8_t* w[R];
   const std::uint8_t* a[B];
-  for (int r = 0; r < R; ++r) w[r] = weights + (r0 + r) * args.row_bytes;
-  for (int b = 0; b < B; ++b) a[b] = activations + (b0 + b) * activation_bytes;
+  simd::row_pointers(args.weights, args.row_bytes, r0, w);
+  simd::row_pointers(args.activations, activation_bytes, b0, a);
 
   __m256 acc[R][B];
   __m128 mins[R][B];  // lane 1 accumulates fma(m_w, s_a, .); the other lanes are ignored

@@ -108,13 +108,10 @@ float vec_dot_bf16(const std::uint8_t* w, const std::uint8_t* a, std::size_t n) 
 // Tiled gemm order: RM weight rows x RN activation rows, one 8-lane accumulator per output.
 template <class T, int RM, int RN>
 void gemm_tile(const Args& args, std::size_t r0, std::size_t b0) noexcept {
-  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
-  const auto* activations = static_cast<const std::uint8_t*>(args.activations);
-  const std::size_t activation_bytes = args.columns * T::kBytes;
   const std::uint8_t* w[RM];
   const std::uint8_t* a[RN];
-  for (int i = 0; i < RM; ++i) w[i] = weights + (r0 + i) * args.row_bytes;
-  for (int j = 0; j < RN; ++j) a[j] = activations + (b0 + j) * activation_bytes;
+  simd::row_pointers(args.weights, args.row_bytes, r0, w);
+  simd::row_pointers(args.activations, args.columns * T::kBytes, b0, a);
   __m256 c[RN][RM];
   for (int j = 0; j < RN; ++j) {
     for (int i = 0; i < RM; ++i) c[j][i] = _mm256_setzero_ps();

@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -15,6 +16,15 @@ inline float hsum8(__m256 v) noexcept {
   r = _mm_add_ps(r, _mm_movehl_ps(r, r));
   r = _mm_add_ss(r, _mm_movehdup_ps(r));
   return _mm_cvtss_f32(r);
+}
+
+// out[i] = the first byte of row first + i of a matrix whose rows are `row_bytes` apart: the rows
+// one register tile reads.
+template <int N>
+inline void row_pointers(const void* matrix, std::size_t row_bytes, std::size_t first,
+                         const std::uint8_t* (&out)[N]) noexcept {
+  const auto* bytes = static_cast<const std::uint8_t*>(matrix);
+  for (int i = 0; i < N; ++i) out[i] = bytes + (first + static_cast<std::size_t>(i)) * row_bytes;
 }
 
 inline std::uint32_t load_u32(const std::uint8_t* p) noexcept {
