@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tokenizer/byte_level.hpp"
+#include "lpx/cpp/utf8.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace lpx::core::detail {
@@ -131,7 +132,7 @@ void BpeEncoder::merge_long(std::string_view word, std::vector<std::int32_t>& ou
 
 Expected<bool> BpeEncoder::encode(std::string_view text, std::vector<std::int32_t>& out) {
   std::string_view clean = text;
-  if (!is_valid_utf8(text)) {
+  if (!utf8::is_well_formed(text)) {  // what PCRE2 in UTF mode accepts
     sanitize_utf8(text, clean_);
     clean = clean_;
   }

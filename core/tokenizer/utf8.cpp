@@ -49,8 +49,6 @@ std::size_t structural_length(std::string_view text, std::size_t at) noexcept {
 
 }  // namespace
 
-bool is_valid_utf8(std::string_view text) noexcept { return utf8::is_well_formed(text); }
-
 void sanitize_utf8(std::string_view text, std::string& out) {
   out.clear();
   out.reserve(text.size() + 8);

@@ -15,10 +15,6 @@ inline std::size_t utf8_sequence_length(unsigned char lead) noexcept {
   return kLength[lead >> 4];
 }
 
-// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF), i.e. acceptable to PCRE2 in UTF mode.
-bool is_valid_utf8(std::string_view text) noexcept;
-
 // `text` with every ill-formed part replaced by U+FFFD, written to `out`. A byte that cannot start
 // a structurally complete sequence becomes one U+FFFD and decoding resumes at the next byte (as in
 // llama.cpp); a complete sequence that encodes an overlong form, a surrogate or a code point past

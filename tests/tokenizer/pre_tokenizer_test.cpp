@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lpx/cpp/utf8.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace lpx::core::detail {
@@ -116,8 +117,8 @@ TEST(Utf8, SanitizesLikeLlamaCpp) {
   sanitize_utf8("a\xE2\x82" "b\xFF\xC0\x80" "c\xED\xA0\x80", out);
   // cut-short sequence: one U+FFFD per byte; overlong and surrogate: one per sequence
   EXPECT_EQ(out, "a\xEF\xBF\xBD\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD" "c\xEF\xBF\xBD");
-  EXPECT_TRUE(is_valid_utf8(out));
-  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));
+  EXPECT_TRUE(utf8::is_well_formed(out));
+  EXPECT_FALSE(utf8::is_well_formed("\xF4\x90\x80\x80"));
 }
 
 TEST(Utf8, FindsAnIncompleteLastCharacter) {
