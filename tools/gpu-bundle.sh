@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs an sm_90 build, the shared libraries it needs and the tiny test model into
-# .gpu-bundle/ (git-ignored) for a GPU machine that has the driver and the CUDA toolkit but
+# Packs an sm_90 build, the shared libraries it needs, the tiny test model and a MANIFEST (the
+# commit, when, the toolkit) into .gpu-bundle/ (git-ignored) for a GPU machine that has the driver and the CUDA toolkit but
 # not this project's packages or a network (the device machine lent to some sessions). There:
 # `tools/gpu-check.sh --prebuilt` with .gpu-bundle carried. glibc, the CUDA driver and cuBLAS
 # are the machine's own; the other libraries travel (libstdc++ as a fallback only).
@@ -34,12 +34,15 @@ done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux
   done
 strip --strip-unneeded "$bundle"/build/bin/* "$bundle"/build/lib/lpx/plugins/*.so \
   "$bundle"/build/tests/* 2>/dev/null || true
+{
+  echo "commit=$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD || echo +dirty)"
+  echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "toolkit=$("$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+  echo "host=$(uname -n)"
+} >"$bundle"/MANIFEST
 du -sh "$bundle"
-# The device tool carries at most 64 MiB: the bundle plus the working tree.
-bundle_kib=$(du -sk "$bundle" | cut -f1)
-tree_kib=$(git ls-files -z | xargs -0 du -ck 2>/dev/null | tail -1 | cut -f1)
-if ((bundle_kib + tree_kib > 60 * 1024)); then
-  echo "error: bundle ${bundle_kib} KiB + tree ${tree_kib} KiB exceeds the 60 MiB this allows" >&2
-  exit 1
-fi
-echo "carry .gpu-bundle and run: tools/gpu-check.sh --prebuilt"
+# The dry run checks what the device tool will need: every file, the manifest, and the bundle
+# plus the working tree within the 64 MiB it carries.
+OUT=$(mktemp -d) tools/gpu-check.sh --dry-run >/dev/null ||
+  { echo "error: the bundle does not pass tools/gpu-check.sh --dry-run" >&2; exit 1; }
+echo "carry .gpu-bundle and run: tools/gpu-check.sh --prebuilt (timeout_s 480)"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <numeric>
 
 #include <boost/json.hpp>
@@ -87,6 +88,50 @@ double percentile(std::vector<double> v, double p) {
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+using PromptMaker = std::function<std::vector<std::int32_t>(std::uint32_t n, std::uint32_t salt)>;
+
+// tgN @ dD at batch B: aggregate tokens/s over the window in which all B requests decode.
+Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t depth,
+                                  std::uint32_t batch, std::uint32_t repetitions,
+                                  const PromptMaker& prompt, const lpx_sampling_overrides* sampling) {
+  BenchResult r;
+  r.test = "tg" + std::to_string(n);
+  r.batch = batch;
+  r.depth = depth;
+  const std::string name = r.test + (depth > 0 ? " @ d" + std::to_string(depth) : "");
+  std::vector<double> rates, ttfts, gaps;
+  for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (std::uint32_t i = 0; i < batch; ++i) prompts.push_back(prompt(std::max(depth, 1u), rep * batch + i + 1));
+    const Batch b = run_batch(engine, prompts, n, sampling);
+    if (!b.error.empty()) return unexpected(name + ": " + b.error);
+    Clock::time_point start = Clock::time_point::min(), end = Clock::time_point::max();
+    for (const auto& times : b.token_times) {
+      if (times.size() < 2) return unexpected(name + ": a request produced fewer than 2 tokens");
+      start = std::max(start, times.front());
+      end = std::min(end, times.back());
+      ttfts.push_back(ms(times.front() - b.submitted));
+      for (std::size_t i = 1; i < times.size(); ++i) gaps.push_back(ms(times[i] - times[i - 1]));
+    }
+    std::uint64_t decoded = 0;
+    for (const auto& times : b.token_times) {
+      decoded += static_cast<std::uint64_t>(std::count_if(
+          times.begin(), times.end(), [&](Clock::time_point t) { return t > start && t <= end; }));
+    }
+    if (end <= start || decoded < batch) {
+      return unexpected(name + " at batch " + std::to_string(batch) +
+                        ": the requests never decoded together (each one's prefill ended after "
+                        "another had finished); use a longer -n or a smaller batch");
+    }
+    rates.push_back(static_cast<double>(decoded) / std::chrono::duration<double>(end - start).count());
+  }
+  std::tie(r.tokens_per_s, r.stddev) = mean_sd(rates);
+  r.ttft_ms = mean_sd(ttfts).first;
+  r.itl_p50_ms = percentile(gaps, 50);
+  r.itl_p99_ms = percentile(gaps, 99);
+  return r;
+}
+
 }  // namespace
 
 Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& registry) {
@@ -123,8 +168,9 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   const std::uint32_t max_batch = *std::max_element(config.batches.begin(), config.batches.end());
   const std::uint32_t max_pp = config.prompt_lengths.empty() ? 1 : *std::max_element(config.prompt_lengths.begin(), config.prompt_lengths.end());
   const std::uint32_t max_tg = config.generate_lengths.empty() ? 1 : *std::max_element(config.generate_lengths.begin(), config.generate_lengths.end());
+  const std::uint32_t max_depth = config.depths.empty() ? 0 : *std::max_element(config.depths.begin(), config.depths.end());
   inputs.config.max_sequences = std::max(1u, max_batch);
-  inputs.config.context_size = std::max<std::uint32_t>(max_pp, 1) + max_tg + 16;
+  inputs.config.context_size = std::max<std::uint32_t>({max_pp, max_depth, 1}) + max_tg + 16;
   inputs.config.kv_cache_tokens = inputs.config.context_size * inputs.config.max_sequences;
   inputs.config.batch_tokens = std::max<std::uint32_t>(512, max_batch);
   inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;
@@ -164,33 +210,12 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   }
   for (std::uint32_t n : config.generate_lengths) {
     if (n < 2) continue;
-    for (std::uint32_t batch : config.batches) {
-      std::vector<double> rates, ttfts, gaps;
-      for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
-        std::vector<std::vector<std::int32_t>> prompts;
-        for (std::uint32_t i = 0; i < batch; ++i) prompts.push_back(prompt(1, rep * batch + i + 1));
-        const Batch b = run_batch(engine, prompts, n, sampling);
-        if (!b.error.empty()) return unexpected("tg" + std::to_string(n) + ": " + b.error);
-        Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
-        std::uint64_t decoded = 0;
-        for (const auto& times : b.token_times) {
-          if (times.empty()) continue;
-          first = std::min(first, times.front());
-          last = std::max(last, times.back());
-          decoded += times.size() - 1;
-          ttfts.push_back(ms(times.front() - b.submitted));
-          for (std::size_t i = 1; i < times.size(); ++i) gaps.push_back(ms(times[i] - times[i - 1]));
-        }
-        rates.push_back(static_cast<double>(decoded) / std::chrono::duration<double>(last - first).count());
+    for (std::uint32_t depth : config.depths) {
+      for (std::uint32_t batch : config.batches) {
+        auto result = decode_test(engine, n, depth, batch, config.repetitions, prompt, sampling);
+        if (!result) return unexpected(result.error());
+        report.results.push_back(*result);
       }
-      BenchResult r;
-      r.test = "tg" + std::to_string(n);
-      r.batch = batch;
-      std::tie(r.tokens_per_s, r.stddev) = mean_sd(rates);
-      r.ttft_ms = mean_sd(ttfts).first;
-      r.itl_p50_ms = percentile(gaps, 50);
-      r.itl_p99_ms = percentile(gaps, 99);
-      report.results.push_back(r);
     }
   }
   rusage usage{};
@@ -244,7 +269,8 @@ std::string report_markdown(const BenchReport& r) {
   out += "|---|---:|---:|---:|---:|---:|---:|\n";
   for (const BenchResult& x : r.results) {
     const bool tg = x.test.rfind("tg", 0) == 0;
-    std::snprintf(line, sizeof line, "| %s | %u | %.2f ± %.2f | %.1f | %s | %s | %s |\n", x.test.c_str(),
+    const std::string test = x.depth > 0 ? x.test + " @ d" + std::to_string(x.depth) : x.test;
+    std::snprintf(line, sizeof line, "| %s | %u | %.2f ± %.2f | %.1f | %s | %s | %s |\n", test.c_str(),
                   x.batch, x.tokens_per_s, x.stddev, x.ttft_ms,
                   tg ? std::to_string(x.itl_p50_ms).substr(0, 6).c_str() : "",
                   tg ? std::to_string(x.itl_p99_ms).substr(0, 6).c_str() : "",
@@ -276,6 +302,7 @@ std::string report_json(const BenchReport& r) {
       o["device_memory_used_bytes"] = r.device_memory_used_bytes;
     }
     if (x.test.rfind("tg", 0) == 0) {
+      o["depth"] = x.depth;
       o["itl_p50_ms"] = x.itl_p50_ms;
       o["itl_p99_ms"] = x.itl_p99_ms;
       o["roofline_percent"] = x.roofline_percent;

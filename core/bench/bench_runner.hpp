@@ -3,6 +3,11 @@
 //   ppN     one request with an N-token prompt: N / time to its first token
 //   tgN@B   B requests, each a 1-token prompt generating N tokens (end-of-generation ignored, as llama-bench does):
 //           aggregate decode tokens/s; batch 1 is llama-bench's tg
+//   tgN @ dD  the same after a D-token prompt (llama-bench's -d): decode with D positions of
+//           context to attend to; the prompt's prefill is not timed
+// Decode is timed over the window in which every request of the batch is decoding (from the
+// last request's first token to the first request's last), so staggered prefills of a batch at
+// depth are not counted as decode time.
 // Tokens are greedy unless the config sets sampling overrides (then every request samples, on
 // the device where the backend runs sampling programs).
 // Repetitions after one warm-up run; mean ± sample standard deviation.
@@ -27,6 +32,7 @@ struct BenchConfig {
   std::vector<std::uint32_t> prompt_lengths{128};
   std::vector<std::uint32_t> generate_lengths{64};
   std::vector<std::uint32_t> batches{1};
+  std::vector<std::uint32_t> depths{0};  // tg tests: context positions filled first
   std::uint32_t repetitions = 3;
   unsigned bandwidth_threads = 1;  // threads of the bandwidth measurement
   lpx_sampling_overrides sampling{};  // set == 0: greedy
@@ -36,6 +42,7 @@ struct BenchConfig {
 struct BenchResult {
   std::string test;    // "pp128", "tg64"
   std::uint32_t batch = 1;
+  std::uint32_t depth = 0;  // tg only: context positions before the first generated token
   double tokens_per_s = 0, stddev = 0;
   double ttft_ms = 0;
   double itl_p50_ms = 0, itl_p99_ms = 0;  // tg only

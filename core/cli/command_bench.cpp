@@ -120,6 +120,7 @@ int bench_command(const BenchArguments& a) {
   config.prompt_lengths = a.prompt_lengths;
   config.generate_lengths = a.generate_lengths;
   config.batches = a.batches;
+  config.depths = a.depths;
   config.repetitions = a.repetitions;
   config.bandwidth_threads = a.threads != 0 ? a.threads : std::max(1u, std::thread::hardware_concurrency());
   auto report = core::bench::run_bench(config, registry);

@@ -74,6 +74,7 @@ struct BenchArguments {
   std::vector<std::uint32_t> prompt_lengths{128};
   std::vector<std::uint32_t> generate_lengths{64};
   std::vector<std::uint32_t> batches{1};
+  std::vector<std::uint32_t> depths{0};  // context already filled before each tg test
   unsigned threads = 0;  // 0: the backend's default
   std::uint32_t repetitions = 3;
   std::vector<std::string> options;  // backend options KEY=VALUE

@@ -130,6 +130,12 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
+  bench_app->add_option("-d,--depth", bench.depths,
+                        "Tokens already in each sequence's context when a tg test starts "
+                        "(tgN @ dD), e.g. 0,512,2048; pp tests ignore it")
+      ->delimiter(',')
+      ->check(CLI::Range(0u, 1u << 20))
+      ->capture_default_str();
   bench_app->add_option("--threads", bench.threads, "Backend threads (0 = its default)");
   bench_app->add_option("--reps", bench.repetitions, "Repetitions of each test")
       ->check(CLI::Range(1u, 1000u))

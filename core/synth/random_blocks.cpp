@@ -49,6 +49,7 @@ std::uint64_t row_bytes(lpx_tensor_type type, std::uint64_t columns) {
     case LPX_TENSOR_Q4_1: return columns / 32 * 20;
     case LPX_TENSOR_Q5_0: return columns / 32 * 22;
     case LPX_TENSOR_Q4_K: return columns / 256 * 144;
+    case LPX_TENSOR_Q6_K: return columns / 256 * 210;
     default: return 0;
   }
 }
@@ -62,6 +63,7 @@ std::uint32_t ggml_type_id(lpx_tensor_type type) {
     case LPX_TENSOR_Q5_0: return 6;
     case LPX_TENSOR_Q8_0: return 8;
     case LPX_TENSOR_Q4_K: return 12;
+    case LPX_TENSOR_Q6_K: return 14;
     case LPX_TENSOR_BF16: return 30;
     default: return 0xFFFFFFFFu;
   }
@@ -119,6 +121,12 @@ void fill_random_rows(lpx_tensor_type type, std::uint64_t columns, std::uint64_t
           put_f16(b, kScale / (63 * 15) * 2);
           put_f16(b + 2, kScale / 63);
           rng.bytes(b + 4, 140);
+        }
+        break;
+      case LPX_TENSOR_Q6_K:  // 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales, d
+        for (std::uint8_t* b = row; b < row + bytes_per_row; b += 210) {
+          rng.bytes(b, 208);  // any int8 scale: value d * scale * (q - 32), |q - 32| <= 32
+          put_f16(b + 208, kScale / (32 * 128));
         }
         break;
       default:

@@ -16,6 +16,10 @@
 namespace lpx::core::synth {
 namespace {
 
+// Part of the cached file's name: raised whenever the bytes written for a NAME:TYPE change (v2:
+// the quantized head of llama-quantize), so a file cached by an older build is never reused.
+constexpr const char* kLayoutVersion = "v2";
+
 struct TypeName {
   const char* name;
   lpx_tensor_type type;
@@ -41,6 +45,14 @@ std::uint32_t file_type(lpx_tensor_type type) {
 // back to Q5_0 (same bits per weight class, 32-element blocks).
 lpx_tensor_type type_for_row(lpx_tensor_type wanted, std::uint64_t columns) {
   return wanted == LPX_TENSOR_Q4_K && columns % 256 != 0 ? LPX_TENSOR_Q5_0 : wanted;
+}
+
+// The output head (here always the tied token_embd) as llama-quantize types it in a quantized
+// file: Q6_K, or Q8_0 where rows are not whole super-blocks. So SmolLM2-135M "Q4_1" has a Q8_0
+// head, as the real file does, and streams the same bytes per token.
+lpx_tensor_type type_for_head(lpx_tensor_type wanted, std::uint64_t columns) {
+  if (wanted == LPX_TENSOR_F16 || wanted == LPX_TENSOR_BF16 || wanted == LPX_TENSOR_Q8_0) return wanted;
+  return columns % 256 == 0 ? LPX_TENSOR_Q6_K : LPX_TENSOR_Q8_0;
 }
 
 }  // namespace
@@ -98,9 +110,10 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
   SynthResult result;
   std::uint64_t tensor_seed = seed;
   std::uint64_t fallbacks = 0;
-  const auto matrix = [&](const std::string& name, std::uint64_t columns, std::uint64_t rows) {
-    const lpx_tensor_type t = type_for_row(type, columns);
-    if (t != type) ++fallbacks;
+  const auto matrix = [&](const std::string& name, std::uint64_t columns, std::uint64_t rows,
+                          bool head = false) {
+    const lpx_tensor_type t = head ? type_for_head(type, columns) : type_for_row(type, columns);
+    if (t != type && !head) ++fallbacks;
     const std::uint64_t this_seed = ++tensor_seed;
     w.add_tensor(name, ggml_type_id(t), {columns, rows}, row_bytes(t, columns),
                  [t, columns, this_seed](std::uint64_t first, std::uint64_t n, std::uint8_t* out) {
@@ -119,7 +132,7 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
   };
 
   const std::uint64_t hd = s.head_dim();
-  matrix("token_embd.weight", s.n_embd, s.n_vocab);
+  matrix("token_embd.weight", s.n_embd, s.n_vocab, /*head=*/true);  // tied: also the output head
   vector("output_norm.weight", s.n_embd, 1.0f);
   for (std::uint32_t l = 0; l < s.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
@@ -163,7 +176,7 @@ Expected<std::string> resolve_model_spec(const std::string& model) {
                       synth_type_names() + ")");
   }
   const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("lpx-synth-" + name + "-" + type_name + ".gguf");
+      std::filesystem::temp_directory_path() / ("lpx-synth-" + std::string(kLayoutVersion) + "-" + name + "-" + type_name + ".gguf");
   if (std::filesystem::exists(path)) return path.string();
   // A run cut short (a timeout, ^C) leaves only the partial file, never a truncated model.
   const std::filesystem::path partial =

@@ -36,6 +36,33 @@ TEST(CliBench, JsonHasOneElementPerTestAndBatch) {
   }
 }
 
+// -d: tg tests after a prompt of D tokens (llama-bench's "tgN @ dD"), depth by depth and batch
+// by batch; pp tests ignore it. Decode at depth reads more KV: no faster than at depth 0.
+TEST(CliBench, DepthRunsEveryTgTestAfterThatManyPositions) {
+  ASSERT_TRUE(std::filesystem::exists(kTiny)) << kTiny;
+  CommandResult r = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "8", "-n", "8",
+                             "-d", "0,200", "--batch", "1,2", "--reps", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const boost::json::array items = boost::json::parse(r.out).as_array();
+  ASSERT_EQ(items.size(), 5u) << r.out;  // pp8, then tg8 at (d0, b1) (d0, b2) (d200, b1) (d200, b2)
+  EXPECT_FALSE(items[0].as_object().contains("depth")) << "pp tests have no depth: " << r.out;
+  const std::int64_t depths[] = {0, 0, 200, 200}, batches[] = {1, 2, 1, 2};
+  for (std::size_t i = 1; i < items.size(); ++i) {
+    const boost::json::object& o = items[i].as_object();
+    EXPECT_EQ(o.at("test").as_string(), "tg8");
+    EXPECT_EQ(o.at("depth").to_number<std::int64_t>(), depths[i - 1]);
+    EXPECT_EQ(o.at("batch").to_number<std::int64_t>(), batches[i - 1]);
+    EXPECT_GT(o.at("tokens_per_s").to_number<double>(), 0.0);
+  }
+  // The prefill of 200 tokens comes before the first token: a longer time to it than at d0.
+  EXPECT_GT(items[3].as_object().at("ttft_ms").to_number<double>(),
+            items[1].as_object().at("ttft_ms").to_number<double>());
+  CommandResult table = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "0", "-n", "4",
+                                 "-d", "64", "--reps", "1"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("| tg4 @ d64 | 1 |"), std::string::npos) << table.out;
+}
+
 TEST(CliBench, TheTableAndASyntheticModel) {
   CommandResult r = run_lpx({"--log-level", "warn", "bench", "--model", "synth:smollm2-135m:Q4_0", "-p", "8",
                              "-n", "4", "--reps", "1"});

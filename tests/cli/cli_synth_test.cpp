@@ -65,6 +65,38 @@ TEST(CliSynth, ShapesHaveThePublishedParameterCounts) {
   }
 }
 
+// The tied output head is typed as llama-quantize types it: Q8_0 where rows are not whole
+// 256-element super-blocks (SmolLM2's 576, as in the real Q4_1 file), Q6_K where they are; a
+// file of F16, BF16 or Q8_0 keeps its type. The Q6_K blocks are well formed: the model runs.
+TEST(CliSynth, TheOutputHeadIsTypedAsLlamaQuantizeTypesIt) {
+  TempDir dir;
+  const std::string q41 = (dir / "q41.gguf").string();
+  CommandResult r = run_lpx({"synth", "--like", "smollm2-135m", "--type", "Q4_1", "-o", q41});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "(f32 61, q4_1 210, q8_0 1)")) << r.out;  // the real file's mix
+  const std::string f16 = (dir / "f16.gguf").string();
+  r = run_lpx({"synth", "--like", "smollm2-135m", "--type", "F16", "-o", f16});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_FALSE(contains(r.out, "q8_0")) << r.out;
+
+  core::synth::ModelShape shape = *core::synth::find_model_shape("smollm2-135m");
+  shape.n_embd = 256;  // whole super-blocks: a Q6_K head
+  shape.n_head = 4;
+  shape.n_head_kv = 2;
+  shape.n_ff = 512;
+  shape.n_layer = 2;
+  const std::string q6 = (dir / "q6.gguf").string();
+  auto written = core::synth::write_synthetic_model(shape, LPX_TENSOR_Q4_0, 1, q6);
+  ASSERT_TRUE(written.has_value()) << written.error();
+  r = run_lpx({"inspect", q6});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "q6_k 1")) << r.out;
+  CommandResult g = run_lpx({"generate", "--model", q6, "--prompt", "Hello", "--max-tokens", "4",
+                             "--temperature", "0", "--ids"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(std::count(g.out.begin(), g.out.end(), ','), 3) << g.out;
+}
+
 TEST(CliSynth, UnknownNamesAndTypesAreUsageErrors) {
   TempDir dir;
   CommandResult r = run_lpx({"synth", "--like", "gpt-5", "--type", "Q8_0", "-o", (dir / "x.gguf").string()});
@@ -99,7 +131,7 @@ TEST(SynthSpec, ResolvesFilesAndWritesSyntheticModelsOnce) {
     std::string value;
     ~Restore() { had ? ::setenv("TMPDIR", value.c_str(), 1) : ::unsetenv("TMPDIR"); }
   } restore{old_tmpdir != nullptr, saved};
-  const std::filesystem::path expected = dir / "lpx-synth-smollm2-135m-Q4_0.gguf";
+  const std::filesystem::path expected = dir / "lpx-synth-v2-smollm2-135m-Q4_0.gguf";
   auto written = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_0");
   ASSERT_TRUE(written.has_value()) << written.error();
   EXPECT_EQ(*written, expected.string());
