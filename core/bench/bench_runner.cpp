@@ -41,12 +41,11 @@ Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& pr
   Batch batch;
   batch.token_times.resize(prompts.size());
   std::vector<Request> users(prompts.size());
-  std::vector<std::uint64_t> ids;
-  batch.submitted = Clock::now();
+  std::vector<lpx_request> requests(prompts.size());
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     batch.token_times[i].reserve(generate + 1);
     users[i] = {&batch.token_times[i], &batch.error};
-    lpx_request r{};
+    lpx_request& r = requests[i];
     r.struct_size = sizeof(r);
     r.prompt_tokens = prompts[i].data();
     r.prompt_token_count = prompts[i].size();
@@ -61,13 +60,15 @@ Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& pr
     r.on_done = [](void* user, const lpx_request_result* res) {
       if (res->error != nullptr) *static_cast<Request*>(user)->error = res->error->message;
     };
-    auto id = engine.submit(r);
-    if (!id) {
-      batch.error = id.error();
-      break;
-    }
-    ids.push_back(*id);
   }
+  // Queued together, so the batch starts in one step rather than as the submissions trickle in.
+  batch.submitted = Clock::now();
+  auto submitted = engine.submit_together(requests);
+  if (!submitted) {
+    batch.error = submitted.error();
+    return batch;
+  }
+  const std::vector<std::uint64_t>& ids = *submitted;
   for (std::uint64_t id : ids) engine.wait(id);
   return batch;
 }

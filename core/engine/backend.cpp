@@ -14,7 +14,9 @@ Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
       {reinterpret_cast<const void*>(api.rms_norm), "rms_norm"},
       {reinterpret_cast<const void*>(api.rope), "rope"},
       {reinterpret_cast<const void*>(api.swiglu), "swiglu"},
+      {reinterpret_cast<const void*>(api.geglu), "geglu"},
       {reinterpret_cast<const void*>(api.attention), "attention"},
+      {reinterpret_cast<const void*>(api.model_features), "model_features"},
   };
   const bool device_entries[] = {api.model_load != nullptr, api.model_forward != nullptr,
                                  api.model_free != nullptr};
@@ -24,9 +26,7 @@ Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
   }
   for (const auto& [entry, entry_name] : required) {
     if (entry == nullptr) {
-      return unexpected("backend '" + name + "' has no '" + entry_name +
-                        "' kernel (it was built for an older LPX ABI; the decode engine needs "
-                        "ABI 1.2)");
+      return unexpected("backend '" + name + "' lacks the required entry '" + entry_name + "'");
     }
   }
   return Backend(std::move(instance), &api, name);
@@ -75,11 +75,28 @@ void Backend::swiglu(const float* gate, const float* up, float* out, std::size_t
   check(api_->swiglu(instance_->raw(), gate, up, out, n), "swiglu");
 }
 
+void Backend::geglu(const float* gate, const float* up, float* out, std::size_t n) {
+  check(api_->geglu(instance_->raw(), gate, up, out, n), "geglu");
+}
+
+std::uint64_t Backend::model_features() const { return api_->model_features(instance_->raw()); }
+
+Expected<bool> Backend::check_features(const lpx_transformer_desc& model) const {
+  const std::uint64_t missing = model.features & ~model_features();
+  if (missing == 0) return true;
+  const std::uint64_t has = model_features() & LPX_MODEL_FEATURES_2_0;
+  return unexpected("backend '" + name_ + "' cannot run this " +
+                    (model.architecture != nullptr ? model.architecture : "model") +
+                    " model: it lacks " + feature_names(missing) + " (it runs " +
+                    (has != 0 ? feature_names(has) : "plain Llama-style layers only") +
+                    "); choose another backend, e.g. --device cpu");
+}
+
 void Backend::attention(const lpx_attention_args& args) {
   check(api_->attention(instance_->raw(), &args), "attention");
 }
 
-lpx_device_model* Backend::load_model(const lpx_llama_model_desc& desc,
+lpx_device_model* Backend::load_model(const lpx_transformer_desc& desc,
                                       lpx_device_model_info& info) {
   lpx_device_model* model = nullptr;
   info = {};

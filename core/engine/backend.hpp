@@ -12,6 +12,7 @@
 
 #include "engine/engine_error.hpp"
 #include "lpx/kinds/quant_backend.h"
+#include "model/transformer_model.hpp"
 #include "plugin_host/plugin_library.hpp"
 #include "util/expected.hpp"
 
@@ -19,8 +20,8 @@ namespace lpx::core {
 
 class Backend {
  public:
-  // Wraps `instance`, which must be a quant_backend whose table has every 1.2 kernel; otherwise
-  // says which entry is missing.
+  // Wraps `instance`, which must be a quant_backend whose table has every required 2.0 entry;
+  // otherwise says which entry is missing.
   static Expected<Backend> adopt(std::shared_ptr<PluginInstance> instance);
 
   const std::string& name() const noexcept { return name_; }
@@ -34,14 +35,21 @@ class Backend {
   void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
             const std::int32_t* positions, const lpx_rope_params& params);
   void swiglu(const float* gate, const float* up, float* out, std::size_t n);
+  void geglu(const float* gate, const float* up, float* out, std::size_t n);
   void attention(const lpx_attention_args& args);
 
-  // Since ABI 1.4: whether the backend keeps models on its own device (model_load & co).
+  // The lpx_model_feature bits the backend runs.
+  std::uint64_t model_features() const;
+  // Whether the backend runs every feature `model` needs; if not, the error names the missing
+  // ones. Called before anything is loaded or allocated for the model.
+  Expected<bool> check_features(const lpx_transformer_desc& model) const;
+
+  // Whether the backend keeps models on its own device (model_load & co).
   bool has_device_models() const noexcept { return api_->model_load != nullptr; }
-  // Since ABI 1.5: whether model_forward runs sampling programs (capability "device-sampling").
+  // Whether model_forward runs sampling programs (capability "device-sampling").
   bool has_device_sampling() const;
   // The model on the device; throws EngineError with the backend's reason (out of memory...).
-  lpx_device_model* load_model(const lpx_llama_model_desc& desc, lpx_device_model_info& info);
+  lpx_device_model* load_model(const lpx_transformer_desc& desc, lpx_device_model_info& info);
   void forward(lpx_device_model* model, const lpx_forward_args& args);
   void free_model(lpx_device_model* model) noexcept;
 

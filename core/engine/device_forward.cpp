@@ -1,7 +1,6 @@
 #include "engine/device_forward.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -12,44 +11,14 @@ double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20);
 
 }  // namespace
 
-DeviceForward::DeviceForward(const Hyperparameters& h, const Architecture& architecture,
-                             const LlamaWeights& weights, Backend& backend, const KvCache& cache,
-                             std::uint32_t max_rows, std::uint32_t max_sequences,
-                             std::uint32_t max_context)
+DeviceForward::DeviceForward(const TransformerModel& model, Backend& backend,
+                             const KvCache& cache, std::uint32_t max_rows,
+                             std::uint32_t max_sequences, std::uint32_t max_context)
     : backend_(backend),
       device_sampling_(backend.has_device_sampling()),
-      n_vocab_(h.n_vocab),
+      n_vocab_(model.desc().n_vocab),
       table_stride_(cache.blocks_for(max_context)) {
-  std::vector<lpx_llama_layer> layers;
-  layers.reserve(weights.layers.size());
-  for (const LlamaLayerWeights& l : weights.layers) {
-    layers.push_back({l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.ffn_norm,
-                      l.ffn_gate, l.ffn_up, l.ffn_down});
-  }
-  lpx_llama_model_desc desc{};
-  desc.struct_size = sizeof(desc);
-  desc.n_layer = h.n_layer;
-  desc.n_embd = h.n_embd;
-  desc.n_head = h.n_head;
-  desc.n_head_kv = h.n_head_kv;
-  desc.head_dim = h.head_dim;
-  desc.n_ff = h.n_ff;
-  desc.n_vocab = h.n_vocab;
-  desc.rms_norm_eps = static_cast<float>(h.rms_norm_eps);
-  desc.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
-  desc.rope.struct_size = sizeof(lpx_rope_params);
-  desc.rope.mode = architecture.rope_mode;
-  desc.rope.n_rot = h.n_rot;
-  desc.rope.freq_base = static_cast<float>(h.rope_freq_base);
-  desc.rope.freq_scale = h.rope_scaling == RopeScaling::linear
-                             ? static_cast<float>(1.0 / h.rope_scaling_factor)
-                             : 1.0f;
-  desc.rope.freq_factors =
-      weights.rope_freq_factors.empty() ? nullptr : weights.rope_freq_factors.data();
-  desc.token_embd = weights.token_embd;
-  desc.output_norm = weights.output_norm;
-  desc.output = weights.output;
-  desc.layers = layers.data();
+  lpx_transformer_desc desc = model.desc();
   desc.kv_block_size = cache.shape().block_size;
   desc.kv_blocks = cache.shape().n_blocks;
   desc.max_rows = max_rows;

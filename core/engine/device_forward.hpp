@@ -1,4 +1,4 @@
-// The forward pass on a backend's own device (ABI 1.4 device models, e.g. cuda): weights, the
+// The forward pass on a backend's own device (device models, e.g. cuda): weights, the
 // paged KV pools and activations live in device memory; each step sends the batch's token ids,
 // positions and block tables and gets the output rows' logits back. The core keeps the KV
 // block bookkeeping (KvCache without host storage), so scheduling is the same for every
@@ -14,9 +14,7 @@
 #include "engine/backend.hpp"
 #include "engine/forward_pass.hpp"
 #include "engine/kv_cache.hpp"
-#include "engine/llama_weights.hpp"
-#include "model/architecture.hpp"
-#include "model/hyperparameters.hpp"
+#include "model/transformer_model.hpp"
 
 namespace lpx::core {
 
@@ -24,8 +22,7 @@ class DeviceForward final : public ForwardPass {
  public:
   // Loads the model onto the backend's device with a KV pool shaped like `cache` (which must
   // have no host storage). Throws EngineError with the backend's reason.
-  DeviceForward(const Hyperparameters& h, const Architecture& architecture,
-                const LlamaWeights& weights, Backend& backend, const KvCache& cache,
+  DeviceForward(const TransformerModel& model, Backend& backend, const KvCache& cache,
                 std::uint32_t max_rows, std::uint32_t max_sequences, std::uint32_t max_context);
   ~DeviceForward() override;
   DeviceForward(const DeviceForward&) = delete;

@@ -83,10 +83,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   if (architecture == nullptr) {
     return unexpected(file.path() + ": architecture '" + h->architecture + "' is not supported");
   }
-  if (h->head_dim_v != h->head_dim) {
-    return unexpected(file.path() + ": key and value head sizes differ (" +
-                      std::to_string(h->head_dim) + " vs " + std::to_string(h->head_dim_v) +
-                      "); the llama-family engine needs them equal");
+  auto model = architecture->describe(file, *h);
+  if (!model) return unexpected(model.error());
+  // Before anything is sized or loaded: a backend never sees a model it cannot run.
+  if (auto runs = parts.backend->check_features(model->desc()); !runs) {
+    return unexpected(file.path() + ": " + runs.error());
   }
   for (const lpx_tensor_view& t : file.tensors()) {
     if (t.n_dims == 2 && !parts.backend->supports_type(t.type)) {
@@ -94,8 +95,6 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
                         parts.backend->name() + "' cannot multiply");
     }
   }
-  auto weights = LlamaWeights::resolve(file, *h);
-  if (!weights) return unexpected(weights.error());
 
   if (config.context_size == 0) config.context_size = std::min<std::uint32_t>(h->n_ctx_train ? h->n_ctx_train : 8192, 8192);
   if (config.kv_cache_tokens == 0) config.kv_cache_tokens = config.context_size;
@@ -113,7 +112,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   }
   try {
     return std::unique_ptr<Engine>(
-        new Engine(std::move(parts), config, std::move(*h), std::move(*weights), *architecture));
+        new Engine(std::move(parts), config, std::move(*h), std::move(*model)));
   } catch (const EngineError& e) {
     return unexpected(std::string(e.what()));
   } catch (const std::bad_alloc&) {
@@ -121,28 +120,27 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   }
 }
 
-Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, LlamaWeights weights,
-               const Architecture& architecture)
-    : parts_(std::move(parts)), config_(config), h_(std::move(h)), weights_(std::move(weights)) {
+Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model)
+    : parts_(std::move(parts)), config_(config), h_(std::move(h)), model_(std::move(model)) {
   auto name = parts_.file->get_string("general.name");
   model_name_ = name ? *name : parts_.file->path();
   KvCacheShape shape;
-  shape.n_layer = h_.n_layer;
-  shape.n_kv_heads = h_.n_head_kv;
-  shape.head_dim = h_.head_dim;
+  shape.n_layer = model_.desc().n_layer;
+  shape.n_kv_heads = model_.desc().n_head_kv;
+  shape.head_dim = model_.desc().head_dim;
   shape.block_size = config_.block_size;
   shape.n_blocks = (config_.kv_cache_tokens + config_.block_size - 1) / config_.block_size;
   shape.host_storage = !parts_.backend->has_device_models();
   cache_ = std::make_unique<KvCache>(shape);
   if (parts_.backend->has_device_models()) {
-    auto device = std::make_unique<DeviceForward>(h_, architecture, weights_, *parts_.backend,
-                                                  *cache_, config_.batch_tokens,
+    auto device = std::make_unique<DeviceForward>(model_, *parts_.backend, *cache_,
+                                                  config_.batch_tokens,
                                                   config_.max_sequences, config_.context_size);
     spdlog::info("engine: model on {}", device->describe());
     forward_ = std::move(device);
   } else {
-    forward_ = std::make_unique<LlamaForward>(h_, architecture, weights_, *parts_.backend,
-                                              *cache_, config_.batch_tokens, config_.context_size);
+    forward_ = std::make_unique<TransformerForward>(model_, *parts_.backend, *cache_,
+                                                    config_.batch_tokens, config_.context_size);
   }
   batch_.reserve(config_.batch_tokens, config_.max_sequences);
   batch_requests_.reserve(config_.max_sequences);
@@ -228,6 +226,45 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
 }
 
 Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
+  auto ids = submit_together({&caller_request, 1});
+  if (!ids) return unexpected(ids.error());
+  return ids->front();
+}
+
+Expected<std::vector<std::uint64_t>> Engine::submit_together(
+    std::span<const lpx_request> requests) {
+  std::vector<std::unique_ptr<Request>> prepared;
+  prepared.reserve(requests.size());
+  for (const lpx_request& request : requests) {
+    auto r = prepare(request);
+    if (!r) return unexpected(r.error());
+    prepared.push_back(std::move(*r));
+  }
+  std::vector<std::uint64_t> ids;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return unexpected(std::string("the engine is shutting down"));
+    for (const auto& r : prepared) {  // every session first: all or nothing
+      if (r->session == 0) continue;
+      auto it = sessions_.find(r->session);
+      if (it == sessions_.end()) return unexpected("unknown session " + std::to_string(r->session));
+      if (it->second->busy) {
+        return unexpected("session " + std::to_string(r->session) + " already has a request running");
+      }
+    }
+    for (auto& r : prepared) {
+      if (r->session != 0) sessions_.find(r->session)->second->busy = true;
+      r->id = next_id_++;
+      ids.push_back(r->id);
+      live_[r->id] = true;
+      waiting_.push_back(std::move(r));
+    }
+  }
+  wake_.notify_all();
+  return ids;
+}
+
+Expected<std::unique_ptr<Engine::Request>> Engine::prepare(const lpx_request& caller_request) {
   // lpx_request appeared in ABI 1.2 and grew in 1.3; a smaller (older) request is copied into a
   // zeroed current one, so the fields it lacks read as 0.
   constexpr std::size_t kSize_1_2 = offsetof(lpx_request, logprobs);
@@ -314,26 +351,7 @@ Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
   if (cache_->blocks_for(r->positions_needed) > cache_->shape().n_blocks) {
     return unexpected(std::string("the request needs more KV cache than the pool has"));
   }
-
-  std::uint64_t id = 0;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return unexpected(std::string("the engine is shutting down"));
-    if (r->session != 0) {
-      auto it = sessions_.find(r->session);
-      if (it == sessions_.end()) return unexpected("unknown session " + std::to_string(r->session));
-      if (it->second->busy) {
-        return unexpected("session " + std::to_string(r->session) + " already has a request running");
-      }
-      it->second->busy = true;
-    }
-    id = next_id_++;
-    r->id = id;
-    live_[id] = true;
-    waiting_.push_back(std::move(r));
-  }
-  wake_.notify_all();
-  return id;
+  return r;
 }
 
 void Engine::cancel(std::uint64_t request_id) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,8 +28,7 @@
 #include "engine/kv_cache.hpp"
 #include "engine/device_forward.hpp"
 #include "engine/forward_pass.hpp"
-#include "engine/llama_forward.hpp"
-#include "engine/llama_weights.hpp"
+#include "engine/transformer_forward.hpp"
 #include "engine/sampler_chain_factory.hpp"
 #include "lpx/engine.h"
 #include "model/architecture.hpp"
@@ -70,6 +70,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   Expected<std::uint64_t> submit(const lpx_request& request);
+  // Several requests that join the queue at once (so the same step admits them, as far as the
+  // batch allows): all are queued or, with the first refusal, none. Benchmarks use it to start
+  // a batch together.
+  Expected<std::vector<std::uint64_t>> submit_together(std::span<const lpx_request> requests);
   void cancel(std::uint64_t request_id);
   void wait(std::uint64_t request_id);
   std::uint64_t session_create();
@@ -90,8 +94,9 @@ class Engine {
   struct Request;
   struct Session;
 
-  Engine(EngineParts parts, EngineConfig config, Hyperparameters h, LlamaWeights weights,
-         const Architecture& architecture);
+  Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model);
+  // Checks a request and builds everything it needs before it is queued.
+  Expected<std::unique_ptr<Request>> prepare(const lpx_request& request);
   void loop();
   bool admit(Request& request);  // with mutex_ held
   void evict_idle_sessions();    // with mutex_ held
@@ -110,7 +115,7 @@ class Engine {
   EngineParts parts_;
   EngineConfig config_;
   Hyperparameters h_;
-  LlamaWeights weights_;
+  TransformerModel model_;  // the architecture-neutral description all forwards run
   std::string model_name_;
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<ForwardPass> forward_;

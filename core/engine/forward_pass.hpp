@@ -1,7 +1,8 @@
 // One forward step of the model over a Batch: K/V of every row into the cache, logits of the
-// batch's output rows out. Two implementations: LlamaForward drives a backend's per-op kernels
-// on host buffers (cpu); DeviceForward hands the whole step to a backend that keeps the model
-// on its own device (cuda, lpx_device_model).
+// batch's output rows out. Two implementations, both of the model's transformer description:
+// TransformerForward drives a backend's per-op kernels on host buffers (cpu); DeviceForward
+// hands the whole step to a backend that keeps the model on its own device (cuda,
+// lpx_device_model).
 //
 // Threading: one engine thread.
 #pragma once

@@ -1,6 +1,9 @@
-// The architectures LPX runs, each described by the tensors a model of it must have.
-// One file per architecture under architectures/; the list in architecture.cpp names them all,
-// so adding the next one is: write its file, add one line there.
+// The architectures LPX runs. Each is one file under architectures/ that says which tensors a
+// model of it has and how its model file maps onto the architecture-neutral description of
+// lpx/kinds/transformer.h (TransformerModel), which is all the engine and the backends see.
+// Adding a dense decoder architecture is that file, its line in architecture.cpp's list and
+// its tests: no engine or backend change, as long as it only combines the description's
+// features.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +12,9 @@
 #include <vector>
 
 #include "model/hyperparameters.hpp"
+#include "model/model_file.hpp"
+#include "model/transformer_model.hpp"
+#include "util/expected.hpp"
 
 namespace lpx::core {
 
@@ -20,17 +26,21 @@ struct ExpectedTensor {
 
 struct Architecture {
   const char* name;  // general.architecture
-  // How rotary embeddings pair dims: LPX_ROPE_NORMAL (adjacent) or LPX_ROPE_NEOX (halves).
-  std::int32_t rope_mode;
-  // Every tensor a model of this architecture may have, with its shape.
+  // Every tensor a model of this architecture may have, with its shape (model_validation.cpp
+  // checks the file against it before describe runs).
   std::vector<ExpectedTensor> (*tensors)(const Hyperparameters& h);
+  // The validated file as a TransformerModel, with the architecture's own metadata read and
+  // checked; errors name the key or tensor.
+  Expected<TransformerModel> (*describe)(const ModelFile& file, const Hyperparameters& h);
 };
 
 const Architecture* find_architecture(std::string_view name);
 std::vector<std::string> architecture_names();
 
-// Shared by the llama family: embeddings, final norm, output head, and for every layer the
-// attention and SwiGLU feed-forward weights.
-void add_llama_tensors(const Hyperparameters& h, std::vector<ExpectedTensor>& out);
+// Adds an architecture beside the built-in ones (a test's, or an embedding application's);
+// refuses a name already known. Not thread-safe against find_architecture: register before
+// any model is opened.
+Expected<bool> register_architecture(const Architecture& architecture);
+void unregister_architecture(std::string_view name);
 
 }  // namespace lpx::core

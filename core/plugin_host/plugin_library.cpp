@@ -9,22 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "lpx/cpp/status.hpp"
+#include "plugin_host/abi_layout.hpp"
 
 namespace lpx::core {
 namespace {
-
-// Bytes of the descriptor that ABI 1.`minor` defines. Extend when a minor appends fields: the host
-// copies only these bytes, so entries newer than the plugin stay NULL and are never called.
-constexpr size_t end_of(size_t offset, size_t size) { return offset + size; }
-constexpr size_t descriptor_size_for_minor(std::uint32_t minor) {
-  if (minor == 0) {
-    return end_of(offsetof(lpx_plugin_descriptor, kind_api), sizeof(const void*));
-  }
-  return end_of(offsetof(lpx_plugin_descriptor, validate_options),
-                sizeof(lpx_plugin_descriptor::validate_options));
-}
-static_assert(descriptor_size_for_minor(LPX_ABI_MINOR) == sizeof(lpx_plugin_descriptor),
-              "describe the newest minor's descriptor size here");
 
 std::string version_text(std::uint32_t major, std::uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
@@ -54,17 +42,21 @@ std::string current_exception_text() {
   }
 }
 
-// Copies a kind table whose first member is its struct_size; entries the plugin lacks stay NULL.
+// Copies a kind table whose first member is its struct_size: at most the bytes the plugin's
+// minor defines, and no more than the plugin says it has; entries it lacks stay NULL.
 template <class Api>
-Expected<Api> copy_kind_api(const void* table, size_t minimum_size) {
+Expected<Api> copy_kind_api(const void* table, lpx_plugin_kind kind, std::uint32_t minor) {
+  const std::size_t defined = abi::kind_table_size(*abi::layout_for_minor(minor), kind);
   std::uint32_t plugin_size = 0;
   std::memcpy(&plugin_size, table, sizeof(plugin_size));
-  if (plugin_size < minimum_size) {
-    return unexpected("its function table is " + std::to_string(plugin_size) +
-                      " bytes, ABI 1.0 needs at least " + std::to_string(minimum_size));
+  if (plugin_size < defined) {
+    return unexpected("its " + std::string(kind_name(kind)) + " table is " +
+                      std::to_string(plugin_size) + " bytes, ABI " +
+                      version_text(LPX_ABI_MAJOR, minor) + " needs at least " +
+                      std::to_string(defined));
   }
   Api api{};
-  std::memcpy(&api, table, std::min<size_t>(plugin_size, sizeof(Api)));
+  std::memcpy(&api, table, std::min(defined, sizeof(Api)));
   return api;
 }
 
@@ -175,7 +167,7 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load_new(const std::file
 
 Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
   // Read only what the plugin's minor defines, and only as many bytes as it says it has.
-  const size_t needed = descriptor_size_for_minor(d.abi_minor);
+  const size_t needed = abi::layout_for_minor(d.abi_minor)->descriptor;
   if (d.struct_size < needed) {
     return unexpected("descriptor is " + std::to_string(d.struct_size) + " bytes, ABI " +
                       version_text(d.abi_major, d.abi_minor) + " needs at least " +
@@ -239,7 +231,8 @@ Expected<bool> PluginLibrary::adopt_kind_api() {
   const void* table = descriptor_.kind_api;
   switch (description_.kind) {
     case LPX_KIND_MODEL_FORMAT: {
-      auto api = copy_kind_api<lpx_model_format_api>(table, sizeof(lpx_model_format_api));
+      auto api =
+          copy_kind_api<lpx_model_format_api>(table, LPX_KIND_MODEL_FORMAT, description_.abi_minor);
       if (!api) return unexpected(api.error());
       if (!api->probe || !api->open || !api->close || !api->metadata_find ||
           !api->metadata_array_at || !api->tensor_count || !api->tensor_at) {
@@ -249,7 +242,8 @@ Expected<bool> PluginLibrary::adopt_kind_api() {
       break;
     }
     case LPX_KIND_QUANT_BACKEND: {
-      auto api = copy_kind_api<lpx_quant_backend_api>(table, sizeof(lpx_quant_backend_api));
+      auto api =
+          copy_kind_api<lpx_quant_backend_api>(table, LPX_KIND_QUANT_BACKEND, description_.abi_minor);
       if (!api) return unexpected(api.error());
       if (!api->supports_type || !api->matmul || !api->dequantize_row) {
         return missing("supports_type/matmul/dequantize_row");
@@ -258,7 +252,8 @@ Expected<bool> PluginLibrary::adopt_kind_api() {
       break;
     }
     case LPX_KIND_SAMPLER: {
-      auto api = copy_kind_api<lpx_sampler_api>(table, sizeof(lpx_sampler_api));
+      auto api =
+          copy_kind_api<lpx_sampler_api>(table, LPX_KIND_SAMPLER, description_.abi_minor);
       if (!api) return unexpected(api.error());
       if (!api->apply) return missing("apply");
       if (api->state_create && !api->state_destroy) return missing("state_destroy");
@@ -266,7 +261,8 @@ Expected<bool> PluginLibrary::adopt_kind_api() {
       break;
     }
     case LPX_KIND_TRANSPORT: {
-      auto api = copy_kind_api<lpx_transport_api>(table, sizeof(lpx_transport_api));
+      auto api =
+          copy_kind_api<lpx_transport_api>(table, LPX_KIND_TRANSPORT, description_.abi_minor);
       if (!api) return unexpected(api.error());
       if (!api->run) return missing("run");
       if (!api->request_stop) return missing("request_stop");

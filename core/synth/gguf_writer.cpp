@@ -78,6 +78,15 @@ void GgufWriter::add_i32s(const std::string& key, const std::vector<std::int32_t
   ++metadata_count_;
 }
 
+void GgufWriter::add_f32s(const std::string& key, const std::vector<float>& values) {
+  put_string(metadata_, key);
+  put_u32(metadata_, kArray);
+  put_u32(metadata_, kF32);
+  put_u64(metadata_, values.size());
+  put(metadata_, values.data(), values.size() * 4);
+  ++metadata_count_;
+}
+
 void GgufWriter::add_tensor(const std::string& name, std::uint32_t ggml_type,
                             std::vector<std::uint64_t> dims, std::uint64_t row_bytes, RowSource source) {
   tensors_.push_back({name, ggml_type, std::move(dims), row_bytes, std::move(source)});

@@ -23,6 +23,7 @@ class GgufWriter {
   void add_string(const std::string& key, const std::string& value);
   void add_strings(const std::string& key, const std::vector<std::string>& values);
   void add_i32s(const std::string& key, const std::vector<std::int32_t>& values);
+  void add_f32s(const std::string& key, const std::vector<float>& values);
 
   // `ggml_type` is GGML's id (F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6, Q8_0 8, Q4_K 12, BF16 30);
   // dims as in GGUF (dims[0] = elements per row); `row_bytes` the bytes of one row.

@@ -47,6 +47,7 @@ struct KernelSet {
   void (*rms_norm_row)(const float*, const float*, float*, std::size_t, float) noexcept;
   void (*rope_row)(float*, std::size_t, std::size_t, std::int32_t, const lpx_rope_params&) noexcept;
   void (*swiglu)(const float*, const float*, float*, std::size_t) noexcept;
+  void (*geglu)(const float*, const float*, float*, std::size_t) noexcept;
   std::size_t (*attention_scratch_floats)(std::uint32_t) noexcept;
   void (*attention_row)(const lpx_attention_args&, std::uint32_t, std::uint32_t, std::uint32_t,
                         float*) noexcept;
@@ -65,6 +66,7 @@ constexpr KernelSet kAvx2Kernels{"AVX2",
                                  &avx2::rms_norm_row,
                                  &avx2::rope_row,
                                  &avx2::swiglu,
+                                 &reference::geglu,  // no vector kernel yet: Gemma only
                                  &avx2::attention_scratch_floats,
                                  &avx2::attention_row};
 constexpr KernelSet kPortableKernels{"portable",
@@ -74,6 +76,7 @@ constexpr KernelSet kPortableKernels{"portable",
                                      &reference::rms_norm_row,
                                      &reference::rope_row,
                                      &reference::swiglu,
+                                     &reference::geglu,
                                      &reference::attention_scratch_floats,
                                      &reference::attention_row};
 
@@ -150,6 +153,12 @@ class CpuBackend final : public lpx::QuantBackend {
   void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
     kernels_.swiglu(gate, up, out, n);
   }
+
+  void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
+    kernels_.geglu(gate, up, out, n);
+  }
+
+  std::uint64_t model_features() const noexcept override { return LPX_MODEL_FEATURES_2_0; }
 
   // One task per (query row, head); each thread has its own scratch.
   void attention(const lpx_attention_args& a) override {

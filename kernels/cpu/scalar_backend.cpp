@@ -72,6 +72,13 @@ class ScalarBackend final : public lpx::QuantBackend {
     reference::swiglu(gate, up, out, n);
   }
 
+  void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
+    reference::geglu(gate, up, out, n);
+  }
+
+  // Every kernel honours every argument of ABI 2.0: the core runs any description on it.
+  std::uint64_t model_features() const noexcept override { return LPX_MODEL_FEATURES_2_0; }
+
   void attention(const lpx_attention_args& a) override {
     const std::int64_t max_position = cpu::check_attention(a);
     if (max_position < 0) return;

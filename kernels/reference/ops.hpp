@@ -1,5 +1,5 @@
 // Scalar reference of every non-matmul kernel of a decode step: RMSNorm, rotary embedding,
-// SwiGLU and attention over the paged KV cache. Like the rest of reference/, these functions
+// SwiGLU, GeGLU and attention over the paged KV cache. Like the rest of reference/, these functions
 // *define* LPX's arithmetic (see lpx/kinds/quant_backend.h): each follows the GGUF ecosystem's
 // reference engine operation by operation (same rounding points, same exp approximation, same
 // summation order), so a backend tested against them reproduces that engine's logits.
@@ -24,6 +24,15 @@ void rope_row(float* x, std::size_t heads, std::size_t head_dim, std::int32_t po
 
 // out[i] = silu(gate[i]) * up[i]. out may alias gate or up.
 void swiglu(const float* gate, const float* up, float* out, std::size_t n) noexcept;
+
+// gelu(v), the tanh approximation (ops_geglu.cpp).
+float gelu_tanh(float v) noexcept;
+// out[i] = gelu_tanh(gate[i]) * up[i]. out may alias gate or up.
+void geglu(const float* gate, const float* up, float* out, std::size_t n) noexcept;
+
+// The first cache position a query row at `position` attends to: 0, or with a window the
+// oldest position inside it.
+std::uint32_t first_attended(std::int32_t position, std::uint32_t window) noexcept;
 
 // Floats of scratch attention_row needs for a sequence of up to `max_context` positions.
 std::size_t attention_scratch_floats(std::uint32_t max_context) noexcept;

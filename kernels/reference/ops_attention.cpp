@@ -5,6 +5,11 @@
 // family. The reference engine pads the context to a multiple of 256 with masked positions;
 // their probabilities are exactly 0 and change none of the sums, so they are skipped here
 // (their lanes of the partial last group simply stay 0).
+//
+// A window masks the positions before the row's first_attended one the same way: they weigh
+// exactly 0, are skipped, and every sum keeps its groups and lanes (indexed by the absolute
+// position t), so a window changes nothing else. A soft cap bends each scaled score to
+// softcap * tanh(score * (1 / softcap)) (C library tanhf) before the softmax.
 #include <cmath>
 #include <limits>
 
@@ -31,6 +36,11 @@ const std::uint16_t* cache_row(const lpx_attention_args& args, const std::uint16
 
 }  // namespace
 
+std::uint32_t first_attended(std::int32_t position, std::uint32_t window) noexcept {
+  const auto p = static_cast<std::uint32_t>(position);
+  return window == 0 || p < window ? 0 : p - window + 1;
+}
+
 std::size_t attention_scratch_floats(std::uint32_t max_context) noexcept {
   return round_up(max_context, kSoftmaxGroup);
 }
@@ -38,6 +48,7 @@ std::size_t attention_scratch_floats(std::uint32_t max_context) noexcept {
 void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint32_t head_begin,
                    std::uint32_t head_end, float* scratch) noexcept {
   const auto n = static_cast<std::size_t>(args.positions[row]) + 1;
+  const std::size_t first = first_attended(args.positions[row], args.window);
   const std::size_t dim = args.head_dim;
   const std::uint32_t group = args.n_heads / args.n_kv_heads;
   const DotOrder qk_order = qk_dot_order(args.n_rows, args.head_dim);
@@ -54,23 +65,29 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
 
     float* w = scratch;
     float max = -std::numeric_limits<float>::infinity();
-    for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t t = first; t < n; ++t) {
       w[t] = dot_f16(qk_order, out, cache_row(args, args.k_cache, t, kv_head), dim) * args.scale;
+      if (args.softcap > 0.0f) w[t] = args.softcap * std::tanh(w[t] * (1.0f / args.softcap));
       max = max > w[t] ? max : w[t];
     }
 
+    // Groups of 8 aligned to position 0, as without a window: groups before `first` are all
+    // zeros and add nothing.
     double sum = 0.0;
+    const std::size_t begin = first - first % kSoftmaxGroup;
     const std::size_t padded = round_up(n, kSoftmaxGroup);
-    for (std::size_t t = 0; t < padded; ++t) w[t] = t < n ? exp_approx(w[t] - max) : 0.0f;
-    for (std::size_t t = 0; t < padded; t += kSoftmaxGroup) {
+    for (std::size_t t = begin; t < padded; ++t) {
+      w[t] = t >= first && t < n ? exp_approx(w[t] - max) : 0.0f;
+    }
+    for (std::size_t t = begin; t < padded; t += kSoftmaxGroup) {
       sum += static_cast<double>(hsum8(w + t));
     }
     const auto inv_sum = static_cast<float>(1.0 / sum);
-    for (std::size_t t = 0; t < n; ++t) w[t] = f16_to_f32(f32_to_f16(w[t] * inv_sum));
+    for (std::size_t t = first; t < n; ++t) w[t] = f16_to_f32(f32_to_f16(w[t] * inv_sum));
 
     for (std::size_t d = 0; d < dim; ++d) {
       float acc[32] = {};
-      for (std::size_t t = 0; t < n; ++t) {
+      for (std::size_t t = first; t < n; ++t) {
         const float v = f16_to_f32(cache_row(args, args.v_cache, t, kv_head)[d]);
         acc[t % pv_lanes] = std::fma(v, w[t], acc[t % pv_lanes]);
       }

@@ -63,7 +63,7 @@ TEST_F(CudaBackendOps, EveryEntryMatchesCpuScalar) {
 
   const std::vector<std::int32_t> positions = {5, 300, 599};
   for (std::int32_t mode : {LPX_ROPE_NORMAL, LPX_ROPE_NEOX}) {
-    const lpx_rope_params params{sizeof(lpx_rope_params), mode, head_dim, 10000.0f, 1.0f, nullptr};
+    const lpx_rope_params params{sizeof(lpx_rope_params), mode, head_dim, 10000.0f, 1.0f, nullptr, 1.0f};
     auto rot_scalar = x, rot_cuda = x;
     scalar.ok([&](const auto& api, lpx_instance* i) {
       return api.rope(i, rot_scalar.data(), rows, heads, head_dim, positions.data(), &params);

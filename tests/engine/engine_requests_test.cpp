@@ -250,3 +250,49 @@ TEST_F(EngineRequests, IdleSessionsGiveBackTheirCacheWhenARequestNeedsIt) {
 
 }  // namespace
 }  // namespace lpx::test
+
+namespace lpx::test {
+namespace {
+
+// submit_together: every request queued at once, or none when one is refused.
+TEST(EngineSubmitTogether, QueuesAllOrNone) {
+  TestHost host;
+  auto engine = host.engine(tiny_llama_path(), "cpu");
+  ASSERT_NE(engine, nullptr);
+  struct Done {
+    std::atomic<int> count{0};
+  } done;
+  auto request = [&](std::vector<std::int32_t>& prompt) {
+    lpx_request r{};
+    r.struct_size = sizeof(r);
+    r.prompt_tokens = prompt.data();
+    r.prompt_token_count = prompt.size();
+    r.max_tokens = 4;
+    r.user = &done;
+    r.on_done = [](void* user, const lpx_request_result*) { ++static_cast<Done*>(user)->count; };
+    return r;
+  };
+  std::vector<std::int32_t> a = {1, 300, 301}, b = {1, 400}, too_long(5000, 300);
+  const std::vector<lpx_request> good = {request(a), request(b)};
+  auto ids = engine->submit_together(good);
+  ASSERT_TRUE(ids) << ids.error();
+  ASSERT_EQ(ids->size(), 2u);
+  EXPECT_NE((*ids)[0], (*ids)[1]);
+  for (std::uint64_t id : *ids) engine->wait(id);
+  EXPECT_EQ(done.count, 2);
+
+  const std::vector<lpx_request> mixed = {request(a), request(too_long)};
+  auto refused = engine->submit_together(mixed);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("the prompt has 5000 tokens"), std::string::npos) << refused.error();
+  lpx_engine_stats stats{};
+  stats.struct_size = sizeof(stats);
+  engine->stats(stats);
+  EXPECT_EQ(stats.waiting_requests + stats.running_requests, 0u)
+      << "the good request of the pair was not queued";
+  EXPECT_EQ(stats.generated_tokens, 8u) << "only the first pair generated";
+  EXPECT_EQ(done.count, 2);
+}
+
+}  // namespace
+}  // namespace lpx::test

@@ -6,7 +6,8 @@
 #include <stdexcept>
 
 #include "engine/device_forward.hpp"
-#include "engine/llama_forward.hpp"
+#include "engine/transformer_forward.hpp"
+#include "model/architecture.hpp"
 #include "model/model_validation.hpp"
 
 namespace lpx::test {
@@ -78,9 +79,9 @@ ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
   auto h = core::validate_model(*file_);
   if (!h) throw std::runtime_error(h.error());
   h_ = *h;
-  auto w = core::LlamaWeights::resolve(*file_, h_);
-  if (!w) throw std::runtime_error(w.error());
-  weights_ = std::move(*w);
+  auto described = core::find_architecture(h_.architecture)->describe(*file_, h_);
+  if (!described) throw std::runtime_error(described.error());
+  model_ = std::move(*described);
   auto instance = core::default_instance(host.registry(), backend, backend_options);
   if (!instance) throw std::runtime_error(instance.error());
   auto b = core::Backend::adopt(instance->instance);
@@ -89,13 +90,15 @@ ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
   core::KvCacheShape shape{h_.n_layer, h_.n_head_kv, h_.head_dim, kBlock, max_context / kBlock};
   shape.host_storage = !backend_->has_device_models();
   cache_ = std::make_unique<core::KvCache>(shape);
-  const core::Architecture& architecture = *core::find_architecture(h_.architecture);
+  if (auto runs = backend_->check_features(model_.desc()); !runs) {
+    throw std::runtime_error(runs.error());
+  }
   if (backend_->has_device_models()) {
-    forward_ = std::make_unique<core::DeviceForward>(h_, architecture, weights_, *backend_,
-                                                     *cache_, kMaxRows, 1, max_context);
+    forward_ = std::make_unique<core::DeviceForward>(model_, *backend_, *cache_, kMaxRows, 1,
+                                                     max_context);
   } else {
-    forward_ = std::make_unique<core::LlamaForward>(h_, architecture, weights_, *backend_,
-                                                    *cache_, kMaxRows, max_context);
+    forward_ = std::make_unique<core::TransformerForward>(model_, *backend_, *cache_, kMaxRows,
+                                                          max_context);
   }
   blocks_ = core::BlockTable(max_context, kBlock);
   batch_.reserve(kMaxRows, 1);

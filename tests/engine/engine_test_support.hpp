@@ -13,8 +13,8 @@
 #include "engine/engine.hpp"
 #include "engine/forward_pass.hpp"
 #include "engine/kv_cache.hpp"
-#include "engine/llama_weights.hpp"
 #include "engine/engine_builder.hpp"
+#include "model/transformer_model.hpp"
 #include "metrics/metrics_registry.hpp"
 #include "plugin_host/host_services.hpp"
 #include "plugin_host/plugin_registry.hpp"
@@ -45,7 +45,7 @@ class TestHost {
 };
 
 // The forward pass alone, one sequence fed token by token (teacher forcing): a host-memory
-// backend through LlamaForward, a device backend (cuda) through DeviceForward.
+// backend through TransformerForward, a device backend (cuda) through DeviceForward.
 class ForwardRig {
  public:
   ForwardRig(TestHost& host, const std::filesystem::path& model, const std::string& backend,
@@ -61,7 +61,7 @@ class ForwardRig {
  private:
   std::unique_ptr<core::ModelFile> file_;
   core::Hyperparameters h_;
-  core::LlamaWeights weights_;
+  core::TransformerModel model_;
   std::unique_ptr<core::Backend> backend_;
   std::unique_ptr<core::KvCache> cache_;
   std::unique_ptr<core::ForwardPass> forward_;

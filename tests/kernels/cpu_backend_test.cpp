@@ -85,7 +85,7 @@ TEST_F(CpuBackend, ReserveThenEveryKernelMatchesCpuScalar) {
 
   const std::vector<std::int32_t> positions = {5, 17, 39};
   for (std::int32_t mode : {LPX_ROPE_NORMAL, LPX_ROPE_NEOX}) {
-    const lpx_rope_params params{sizeof(lpx_rope_params), mode, head_dim, 10000.0f, 1.0f, nullptr};
+    const lpx_rope_params params{sizeof(lpx_rope_params), mode, head_dim, 10000.0f, 1.0f, nullptr, 1.0f};
     auto rot_scalar = x, rot_cpu = x;
     scalar.ok([&](const auto& api, lpx_instance* i) {
       return api.rope(i, rot_scalar.data(), rows, heads, head_dim, positions.data(), &params);
@@ -147,7 +147,7 @@ TEST_F(CpuBackend, RefusesBadArgumentsWithAStatus) {
   expect_error(cpu.api().dequantize_row(cpu.raw(), &w, 1, y), "missing row");
   EXPECT_EQ(cpu.api().supports_type(cpu.raw(), 99), 0);
 
-  const lpx_rope_params odd{sizeof(lpx_rope_params), LPX_ROPE_NORMAL, 3, 10000.0f, 1.0f, nullptr};
+  const lpx_rope_params odd{sizeof(lpx_rope_params), LPX_ROPE_NORMAL, 3, 10000.0f, 1.0f, nullptr, 1.0f};
   const std::int32_t position = 0;
   expect_error(cpu.api().rope(cpu.raw(), y, 1, 1, 8, &position, &odd), "odd n_rot");
 

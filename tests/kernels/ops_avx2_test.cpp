@@ -94,7 +94,8 @@ TEST_F(OpsAvx2, RopeMatchesReference) {
     std::uint32_t n_rot;
   };
   // Full, partial, pair counts that leave vector tails, and more pairs than one cos/sin pass.
-  const Shape shapes[] = {{64, 64}, {128, 128}, {128, 64}, {80, 40}, {64, 18}, {160, 138}};
+  // n_rot 0: a layer without rope, nothing moves.
+  const Shape shapes[] = {{64, 64}, {128, 128}, {128, 64}, {80, 40}, {64, 18}, {160, 138}, {64, 0}};
   for (const Shape& shape : shapes) {
     for (std::int32_t mode : {LPX_ROPE_NORMAL, LPX_ROPE_NEOX}) {
       for (bool factors : {false, true}) {
@@ -106,6 +107,7 @@ TEST_F(OpsAvx2, RopeMatchesReference) {
         params.freq_base = factors ? 500000.0f : 10000.0f;
         params.freq_scale = factors ? 1.0f : 0.25f;
         params.freq_factors = factors ? freq_factors.data() : nullptr;
+        params.attn_factor = factors ? 1.25f : 0.0f;  // 0 reads as 1
         for (std::int32_t position :
              {0, 1, 17, 4095, 8000, static_cast<std::int32_t>(random.below(8000))}) {
           const std::vector<float> x = random.normal(3 * shape.head_dim, 3.0f);
@@ -116,6 +118,9 @@ TEST_F(OpsAvx2, RopeMatchesReference) {
           EXPECT_TRUE(same_bits(expected, actual))
               << "head_dim " << shape.head_dim << " n_rot " << shape.n_rot << " mode " << mode
               << " factors " << factors << " position " << position;
+          if (shape.n_rot == 0) {
+            EXPECT_TRUE(same_bits(x, actual)) << "n_rot 0 rotates nothing";
+          }
         }
       }
     }
@@ -128,12 +133,14 @@ struct AttentionCase {
   std::uint32_t n_kv_heads;
   std::uint32_t block_size;
   std::vector<std::int32_t> positions;  // one per query row
+  std::uint32_t window = 0;
+  float softcap = 0.0f;
 };
 
 std::string describe(const AttentionCase& c) {
   std::ostringstream text;
   text << "head_dim " << c.head_dim << " heads " << c.n_heads << "/" << c.n_kv_heads << " block "
-       << c.block_size << " positions";
+       << c.block_size << " window " << c.window << " softcap " << c.softcap << " positions";
   for (std::int32_t p : c.positions) text << ' ' << p;
   return text.str();
 }
@@ -147,6 +154,8 @@ void check_attention(Random& random, const AttentionCase& c) {
   std::vector<float> expected(q.size(), -1.0f);
   std::vector<float> actual(q.size(), -1.0f);
   lpx_attention_args args = ops_test::attention_args(cache, q, expected, c.positions, c.n_heads);
+  args.window = c.window;
+  args.softcap = c.softcap;
   std::vector<float> scratch(reference::attention_scratch_floats(context));
   for (std::uint32_t row = 0; row < args.n_rows; ++row) {
     reference::attention_row(args, row, 0, c.n_heads, scratch.data());
@@ -186,6 +195,20 @@ TEST_F(OpsAvx2, AttentionMatchesReferenceForSeveralQueryRows) {
         check_attention(
             random,
             {head_dim, group, 1, block, {static_cast<std::int32_t>(random.below(400)), 7, 200}});
+      }
+    }
+  }
+}
+
+// Windows that cut inside a 32-position group, on its edge and beyond the context; soft caps.
+TEST_F(OpsAvx2, AttentionMatchesReferenceWithWindowsAndSoftCaps) {
+  Random random(18);
+  for (std::uint32_t window : {1u, 4u, 31u, 32u, 33u, 100u, 1000u}) {
+    for (float softcap : {0.0f, 5.0f}) {
+      for (std::uint32_t block : {16u, 7u}) {
+        check_attention(random, {64, 6, 2, block, {300}, window, softcap});
+        check_attention(random, {64, 4, 4, block, {0, 40, 95}, window, softcap});
+        check_attention(random, {128, 8, 2, block, {63, 64, 65}, window, softcap});
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <vector>
@@ -187,39 +188,87 @@ TEST(OpsReference, AttentionWeightsSumToOne) {
   }
 }
 
+// The float softmax over the positions a row attends to: all of them, or with a window the last
+// `window`; scores bent by the soft cap when there is one.
 TEST(OpsReference, AttentionMatchesAFloatSoftmaxClosely) {
-  Random random(8);
   constexpr std::uint32_t kDim = 64;
   constexpr std::int32_t kPosition = 40;
-  PagedCache cache(random, kPosition + 1, 1, kDim, 16);
-  const std::vector<float> q = random.normal(kDim, 1.0f);
-  std::vector<float> out(kDim);
-  const std::vector<std::int32_t> positions{kPosition};
-  const lpx_attention_args args = ops_test::attention_args(cache, q, out, positions, 1);
-  std::vector<float> scratch(attention_scratch_floats(kPosition + 1));
-  attention_row(args, 0, 0, 1, scratch.data());
+  struct Case {
+    std::uint32_t window;
+    float softcap;
+  };
+  for (const Case c : {Case{0, 0.0f}, Case{7, 0.0f}, Case{16, 0.0f}, Case{0, 2.0f}, Case{9, 1.5f}}) {
+    Random random(8);
+    PagedCache cache(random, kPosition + 1, 1, kDim, 16);
+    const std::vector<float> q = random.normal(kDim, 4.0f);
+    std::vector<float> out(kDim);
+    const std::vector<std::int32_t> positions{kPosition};
+    lpx_attention_args args = ops_test::attention_args(cache, q, out, positions, 1);
+    args.window = c.window;
+    args.softcap = c.softcap;
+    std::vector<float> scratch(attention_scratch_floats(kPosition + 1));
+    attention_row(args, 0, 0, 1, scratch.data());
 
-  std::vector<double> weights(kPosition + 1);
-  double max = -1e300;
-  for (std::int32_t t = 0; t <= kPosition; ++t) {
-    double dot = 0.0;
+    const std::int32_t first = c.window == 0 ? 0 : kPosition + 1 - static_cast<std::int32_t>(c.window);
+    std::vector<double> weights(kPosition + 1, 0.0);
+    double max = -1e300;
+    for (std::int32_t t = first; t <= kPosition; ++t) {
+      double dot = 0.0;
+      for (std::uint32_t d = 0; d < kDim; ++d) {
+        dot += static_cast<double>(q[d]) *
+               static_cast<double>(f16_to_f32(cache.k_at(static_cast<std::uint32_t>(t), 0, d)));
+      }
+      double score = dot * static_cast<double>(args.scale);
+      if (c.softcap > 0) score = double{c.softcap} * std::tanh(score / double{c.softcap});
+      weights[static_cast<std::size_t>(t)] = score;
+      max = std::max(max, score);
+    }
+    double sum = 0.0;
+    for (std::int32_t t = first; t <= kPosition; ++t) {
+      double& w = weights[static_cast<std::size_t>(t)];
+      sum += (w = std::exp(w - max));
+    }
     for (std::uint32_t d = 0; d < kDim; ++d) {
-      dot += static_cast<double>(q[d]) *
-             static_cast<double>(f16_to_f32(cache.k_at(static_cast<std::uint32_t>(t), 0, d)));
+      double expected = 0.0;
+      for (std::int32_t t = first; t <= kPosition; ++t) {
+        expected += weights[static_cast<std::size_t>(t)] / sum *
+                    static_cast<double>(f16_to_f32(cache.v_at(static_cast<std::uint32_t>(t), 0, d)));
+      }
+      EXPECT_NEAR(out[d], expected, 5e-3) << d << " window " << c.window << " softcap " << c.softcap;
     }
-    weights[static_cast<std::size_t>(t)] = dot * static_cast<double>(args.scale);
-    max = std::max(max, weights[static_cast<std::size_t>(t)]);
   }
-  double sum = 0.0;
-  for (double& w : weights) sum += (w = std::exp(w - max));
-  for (std::uint32_t d = 0; d < kDim; ++d) {
-    double expected = 0.0;
-    for (std::int32_t t = 0; t <= kPosition; ++t) {
-      expected += weights[static_cast<std::size_t>(t)] / sum *
-                  static_cast<double>(f16_to_f32(cache.v_at(static_cast<std::uint32_t>(t), 0, d)));
-    }
-    EXPECT_NEAR(out[d], expected, 5e-3) << d;
+}
+
+// A window reaching back to position 0 (or beyond) is no window: not one bit changes.
+TEST(OpsReference, AWindowCoveringTheWholeContextChangesNothing) {
+  Random random(9);
+  PagedCache cache(random, 50, 2, 64, 16);
+  const std::vector<float> q = random.normal(2 * 4 * 64, 2.0f);
+  const std::vector<std::int32_t> positions{48, 49};
+  std::vector<float> plain(q.size()), windowed(q.size());
+  lpx_attention_args args = ops_test::attention_args(cache, q, plain, positions, 4);
+  std::vector<float> scratch(attention_scratch_floats(50));
+  for (std::uint32_t row = 0; row < 2; ++row) attention_row(args, row, 0, 4, scratch.data());
+  args.out = windowed.data();
+  args.window = 50;
+  for (std::uint32_t row = 0; row < 2; ++row) attention_row(args, row, 0, 4, scratch.data());
+  EXPECT_EQ(std::memcmp(plain.data(), windowed.data(), plain.size() * sizeof(float)), 0);
+}
+
+TEST(OpsReference, GegluIsGeluTanhTimesUp) {
+  const std::vector<float> gate = {-6.0f, -1.0f, -0.25f, 0.0f, 0.5f, 1.0f, 3.0f, 9.0f};
+  const std::vector<float> up = {1.0f, 2.0f, -1.0f, 5.0f, 1.0f, -3.0f, 0.5f, 1.0f};
+  std::vector<float> out(gate.size());
+  geglu(gate.data(), up.data(), out.data(), gate.size());
+  for (std::size_t i = 0; i < gate.size(); ++i) {
+    const double v = gate[i];
+    const double gelu = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) *
+                                                   (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(out[i], gelu * double{up[i]}, 1e-6 * (1.0 + std::abs(gelu * double{up[i]}))) << v;
   }
+  EXPECT_EQ(out[3], 0.0f);                 // gelu(0) = 0
+  EXPECT_NEAR(out[7], 9.0f, 1e-6f);        // gelu(v) -> v for large v
+  EXPECT_NEAR(out[0], 0.0f, 1e-6f);        // and -> 0 for very negative v
 }
 
 }  // namespace

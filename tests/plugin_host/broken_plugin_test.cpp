@@ -29,7 +29,7 @@ TEST_P(BrokenPlugin, IsRefusedWithAClearMessageAndTheHostGoesOn) {
   EXPECT_NE(plugin.error().find(c.expected_message), std::string::npos) << plugin.error();
 
   // The host is alive and still loads and uses a good plugin.
-  auto good = PluginLibrary::load(good_plugin("abi-minor-older"), services);
+  auto good = PluginLibrary::load(good_plugin("oversized-tables"), services);
   ASSERT_TRUE(good) << good.error();
   EXPECT_TRUE(good.value()->create(ResolvedOptions{}));
 }

@@ -10,9 +10,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The build happens once, for the first test; its failure fails every test (a fatal failure in
+// SetUpTestSuite would only mark them skipped, which CTest counts as a pass).
 class OutOfTreePlugin : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static std::string build_example() {
     dir = new TempDir();
     const fs::path prefix = *dir / "sdk";
     const fs::path source = *dir / "src";
@@ -22,24 +24,30 @@ class OutOfTreePlugin : public ::testing::Test {
 
     CommandResult install = run_command({CMAKE_COMMAND_PATH, "--install", LPX_BINARY_DIR, "--prefix",
                                          prefix.string(), "--component", "sdk"});
-    ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
-    ASSERT_TRUE(fs::exists(prefix / "include/lpx/plugin.h"));
-    ASSERT_TRUE(fs::exists(prefix / "lib/cmake/LPX/LPXConfig.cmake"));
-
+    if (install.exit_code != 0) return "installing the SDK failed: " + install.out + install.err;
+    if (!fs::exists(prefix / "include/lpx/plugin.h") ||
+        !fs::exists(prefix / "lib/cmake/LPX/LPXConfig.cmake")) {
+      return "the installed SDK lacks lpx/plugin.h or LPXConfig.cmake";
+    }
     CommandResult configure =
         run_command({CMAKE_COMMAND_PATH, "-S", source.string(), "-B", build->string(),
                      "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix.string()},
                     {}, std::chrono::minutes(5));
-    ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+    if (configure.exit_code != 0) return "configuring the example failed: " + configure.out + configure.err;
     CommandResult compile = run_command({CMAKE_COMMAND_PATH, "--build", build->string()}, {},
                                         std::chrono::minutes(5));
-    ASSERT_EQ(compile.exit_code, 0) << compile.out << compile.err;
+    if (compile.exit_code != 0) return "building the example failed: " + compile.out + compile.err;
+    return "";
   }
   static void TearDownTestSuite() {
     delete build;
     delete dir;
   }
-  void SetUp() override { ASSERT_TRUE(fs::exists(*build / "lpx-ban-tokens.so")); }
+  void SetUp() override {
+    static const std::string failure = build_example();
+    ASSERT_EQ(failure, "");
+    ASSERT_TRUE(fs::exists(*build / "lpx-ban-tokens.so"));
+  }
 
   static TempDir* dir;
   static fs::path* build;

@@ -1,4 +1,4 @@
-// test-device: a device backend (ABI 1.4 model_load / model_forward) with no device, so the
+// test-device: a device backend (model_load / model_forward) with no device, so the
 // engine's device path — block tables, sequence rows, output rows, device-side greedy and
 // sampling programs — runs in CI without a GPU. Its "model" keeps one token per KV slot,
 // written through the block tables the engine sends, and predicts next = (sum of the
@@ -6,7 +6,9 @@
 // n_vocab: the logits peak there and fall off with the distance to it, so sampling has a real
 // distribution to draw from. A wrong block table, position or row mapping reads back a wrong
 // history and changes the tokens; a broken invariant of lpx_forward_args fails the step with
-// the reason, and so does the token n_vocab - 1 (how the tests make a step fail).
+// the reason, and so does the token n_vocab - 1 (how the tests make a step fail). It runs the
+// features the cuda backend runs (q/k/v biases, rope factors), and a description needing any
+// other is a broken host: the engine must refuse such a model before model_load.
 #include <lpx/cpp/plugin.hpp>
 
 #include "reference/sampling_program.hpp"
@@ -26,7 +28,7 @@ namespace {
 
 class SlotModel final : public lpx::DeviceModel {
  public:
-  explicit SlotModel(const lpx_llama_model_desc& d)
+  explicit SlotModel(const lpx_transformer_desc& d)
       : n_vocab_(d.n_vocab),
         block_size_(d.kv_block_size),
         kv_blocks_(d.kv_blocks),
@@ -109,11 +111,16 @@ class TestDeviceBackend final : public lpx::DeviceBackend {
   explicit TestDeviceBackend(const lpx::Options&) {}
 
   bool supports_type(std::int32_t type) const noexcept override { return type >= 1 && type <= 12; }
-  std::unique_ptr<lpx::DeviceModel> load_model(const lpx_llama_model_desc& desc,
+  static constexpr std::uint64_t kFeatures = LPX_FEATURE_QKV_BIAS | LPX_FEATURE_ROPE_FACTORS;
+  std::uint64_t model_features() const noexcept override { return kFeatures; }
+
+  std::unique_ptr<lpx::DeviceModel> load_model(const lpx_transformer_desc& desc,
                                                 lpx_device_model_info& info) override {
-    if (desc.token_embd == nullptr || desc.output == nullptr || desc.layers == nullptr) {
+    if (desc.token_embd == nullptr || desc.output == nullptr || desc.layers == nullptr ||
+        desc.layer_stride < sizeof(lpx_transformer_layer)) {
       broken("model description without tensors");
     }
+    if ((desc.features & ~kFeatures) != 0) broken("handed a model needing features it lacks");
     info.kv_cache_bytes = std::uint64_t{desc.kv_blocks} * desc.kv_block_size * sizeof(std::int32_t);
     info.device_name = "test-device (host memory)";
     return std::make_unique<SlotModel>(desc);
@@ -130,6 +137,7 @@ class TestDeviceBackend final : public lpx::DeviceBackend {
     per_op();
   }
   void swiglu(const float*, const float*, float*, std::size_t) override { per_op(); }
+  void geglu(const float*, const float*, float*, std::size_t) override { per_op(); }
   void attention(const lpx_attention_args&) override { per_op(); }
 
  private:

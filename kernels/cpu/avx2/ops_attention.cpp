@@ -7,12 +7,17 @@
 //     8: the dot order's accumulators), vectorised across head dims, then folded in the dot
 //     order's reduction tree.
 // Every operation, and the order of every sum, is the reference's; only the loops differ.
+// With a window, the loops start at the row's first attended position rounded down to a
+// multiple of 32 (kMaxLanes: whole score quads, softmax groups and dot lanes), and the
+// positions below the first attended one get weight 0, so every sum sees what the reference's
+// sees.
 #include <immintrin.h>
 
 #include <cstring>
 
 #include "cpu/avx2/ops.hpp"
 #include "cpu/avx2/ops_simd.hpp"
+#include "reference/ops.hpp"
 #include "reference/ops_arithmetic.hpp"
 
 namespace lpx::kernels::avx2 {
@@ -49,11 +54,14 @@ struct Scratch {
   }
 };
 
-void gather_slots(const lpx_attention_args& args, std::size_t n, const Scratch& scratch) {
-  std::size_t t = 0;
-  for (std::size_t b = 0; t < n; ++b) {
+// Slots of positions [begin, n).
+void gather_slots(const lpx_attention_args& args, std::size_t begin, std::size_t n,
+                  const Scratch& scratch) {
+  std::size_t t = begin;
+  for (std::size_t b = begin / args.block_size; t < n; ++b) {
     const auto base = static_cast<std::uint32_t>(args.block_table[b]) * args.block_size;
-    for (std::uint32_t s = 0; s < args.block_size && t < n; ++s, ++t) {
+    for (std::uint32_t s = static_cast<std::uint32_t>(t % args.block_size);
+         s < args.block_size && t < n; ++s, ++t) {
       const std::uint32_t value = base + s;
       std::memcpy(scratch.slot_words + t, &value, sizeof value);
     }
@@ -109,12 +117,12 @@ float add_leftovers(float dot, const float* q, const std::uint16_t* k, std::size
   return static_cast<float>(sum);
 }
 
-// weights[t] = dot(q, k_t) * scale for t < n, for every head of the batch.
-void scores(const Batch& batch, DotOrder order, float scale, std::size_t n,
+// weights[t] = dot(q, k_t) * scale for begin <= t < n, for every head of the batch.
+void scores(const Batch& batch, DotOrder order, float scale, std::size_t begin, std::size_t n,
             const Scratch& scratch) {
   const std::size_t dim = batch.dim;
   if (order == DotOrder::k1x8) {
-    for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t t = begin; t < n; ++t) {
       if (t + kPrefetchAhead < n) {
         prefetch_row(batch.k + scratch.slot(t + kPrefetchAhead) * batch.stride, dim);
       }
@@ -126,7 +134,7 @@ void scores(const Batch& batch, DotOrder order, float scale, std::size_t n,
     return;
   }
   const std::size_t whole = dim - dim % 32;
-  for (std::size_t t0 = 0; t0 < n; t0 += 4) {
+  for (std::size_t t0 = begin; t0 < n; t0 += 4) {
     const std::uint16_t* rows[4];
     for (std::size_t p = 0; p < 4; ++p) {
       const std::size_t t = t0 + p < n ? t0 + p : n - 1;  // repeats of the last are discarded
@@ -152,21 +160,27 @@ void scores(const Batch& batch, DotOrder order, float scale, std::size_t n,
   }
 }
 
-// Turns one head's scores into f16-rounded softmax weights; [n, round_up(n, 8)) become 0.
-void softmax(float* w, std::size_t n) {
-  float max = w[0];
-  for (std::size_t t = 1; t < n; ++t) max = max > w[t] ? max : w[t];
+// Turns one head's scores of [first, n) into f16-rounded softmax weights, after the soft cap
+// when there is one; [begin, first) and [n, round_up(n, 8)) become 0. begin: a multiple of 8.
+void softmax(float* w, std::size_t begin, std::size_t first, std::size_t n, float softcap) {
+  if (softcap > 0.0f) {
+    const float inverse = 1.0f / softcap;
+    for (std::size_t t = first; t < n; ++t) w[t] = softcap * __builtin_tanhf(w[t] * inverse);
+  }
+  float max = w[first];
+  for (std::size_t t = first + 1; t < n; ++t) max = max > w[t] ? max : w[t];
   const std::size_t padded = round_up(n, 8);
-  for (std::size_t t = n; t < padded; ++t) w[t] = -__builtin_inff();  // exp_approx(-inf) == 0
+  for (std::size_t t = begin; t < first; ++t) w[t] = -__builtin_inff();  // exp_approx(-inf) == 0
+  for (std::size_t t = n; t < padded; ++t) w[t] = -__builtin_inff();
   const __m256 vmax = _mm256_set1_ps(max);
   double sum = 0.0;
-  for (std::size_t t = 0; t < padded; t += 8) {
+  for (std::size_t t = begin; t < padded; t += 8) {
     const __m256 y = ops_simd::exp_approx(_mm256_sub_ps(_mm256_loadu_ps(w + t), vmax));
     _mm256_storeu_ps(w + t, y);
     sum += static_cast<double>(ops_simd::hsum8(y));
   }
   const __m256 inv_sum = _mm256_set1_ps(static_cast<float>(1.0 / sum));
-  for (std::size_t t = 0; t < padded; t += 8) {
+  for (std::size_t t = begin; t < padded; t += 8) {
     _mm256_storeu_ps(w + t, ops_simd::round_to_f16(_mm256_mul_ps(_mm256_loadu_ps(w + t), inv_sum)));
   }
 }
@@ -214,14 +228,16 @@ float reduce_rows1(const Accumulators& acc, DotOrder order, std::size_t c) {
   return order == DotOrder::k4x8 ? (t[0] + t[1]) + (t[2] + t[3]) : (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-// out[d] = sum_t weights[t] * v_t[d] in `order`, for every head of the batch (its output is
-// where its rounded q was).
-void weighted_sum(const Batch& batch, DotOrder order, std::size_t n, const Scratch& scratch) {
+// out[d] = sum_t weights[t] * v_t[d] over [begin, n) in `order`, for every head of the batch
+// (its output is where its rounded q was). begin: a multiple of kMaxLanes, so position t still
+// lands in accumulator row t % lanes.
+void weighted_sum(const Batch& batch, DotOrder order, std::size_t begin, std::size_t n,
+                  const Scratch& scratch) {
   const std::size_t lanes = lanes_of(order);
   alignas(32) float storage[kMaxBatch * kMaxLanes * kTileDims];
   Accumulators acc[kMaxBatch];
   for (std::size_t g = 0; g < batch.count; ++g) {
-    acc[g] = {storage + g * lanes * kTileDims, smaller(n, lanes)};
+    acc[g] = {storage + g * lanes * kTileDims, smaller(n - begin, lanes)};
   }
   for (std::size_t d0 = 0; d0 < batch.dim; d0 += kTileDims) {
     const std::size_t tile = smaller(batch.dim - d0, kTileDims);
@@ -235,7 +251,7 @@ void weighted_sum(const Batch& batch, DotOrder order, std::size_t n, const Scrat
       }
     }
     std::size_t r = 0;
-    for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t t = begin; t < n; ++t) {
       if (t + kPrefetchAhead < n) {
         prefetch_row(batch.v + scratch.slot(t + kPrefetchAhead) * batch.stride + d0, tile);
       }
@@ -273,9 +289,11 @@ std::size_t attention_scratch_floats(std::uint32_t max_context) noexcept {
 void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint32_t head_begin,
                    std::uint32_t head_end, float* scratch) noexcept {
   const auto n = static_cast<std::size_t>(args.positions[row]) + 1;
+  const std::size_t first_position = reference::first_attended(args.positions[row], args.window);
+  const std::size_t begin = first_position - first_position % kMaxLanes;
   const std::size_t weights_stride = round_up(n, kMaxLanes);
   const Scratch work{scratch, weights_stride, scratch + kMaxBatch * weights_stride};
-  gather_slots(args, n, work);
+  gather_slots(args, begin, n, work);
   const std::size_t dim = args.head_dim;
   const std::uint32_t group = args.n_heads / args.n_kv_heads;
   const DotOrder qk_order = reference::qk_dot_order(args.n_rows, args.head_dim);
@@ -305,9 +323,11 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
       for (; d < dim; ++d) out[d] = _cvtsh_ss(_cvtss_sh(q[d], _MM_FROUND_TO_NEAREST_INT));
       batch.q[g] = out;
     }
-    scores(batch, qk_order, args.scale, n, work);
-    for (std::size_t g = 0; g < batch.count; ++g) softmax(work.weights_of(g), n);
-    weighted_sum(batch, pv_order, n, work);
+    scores(batch, qk_order, args.scale, begin, n, work);
+    for (std::size_t g = 0; g < batch.count; ++g) {
+      softmax(work.weights_of(g), begin, first_position, n, args.softcap);
+    }
+    weighted_sum(batch, pv_order, begin, n, work);
     first += static_cast<std::uint32_t>(batch.count);
   }
 }

@@ -1,6 +1,7 @@
 // Rotary embedding: cos and sin of up to kPairsPerPass pairs are computed once per row (the C
 // library's cosf and sinf, as in the reference) and applied to every head 8 lanes at a time.
-// Each output is fma(x0, c, -(x1 s)) or fma(x0, s, x1 c), as reference::rope_row rounds them.
+// Each output is fma(x0, c, -(x1 s)) or fma(x0, s, x1 c), as reference::rope_row rounds them;
+// c and s carry attn_factor as the reference's do. n_rot 0 rotates nothing.
 // Math comes from compiler builtins, not <cmath> (see ops_rms_norm.cpp).
 #include <immintrin.h>
 
@@ -60,6 +61,8 @@ void rotate_halves(float* head, std::size_t half, std::size_t first, const float
 void rope_row(float* x, std::size_t heads, std::size_t head_dim, std::int32_t position,
               const lpx_rope_params& params) noexcept {
   const std::size_t pairs = params.n_rot / 2;
+  if (pairs == 0) return;
+  const float magnitude = params.attn_factor != 0.0f ? params.attn_factor : 1.0f;
   const bool neox = params.mode == LPX_ROPE_NEOX;
   const float theta_scale =
       __builtin_powf(params.freq_base, -2.0f / static_cast<float>(params.n_rot));
@@ -74,8 +77,8 @@ void rope_row(float* x, std::size_t heads, std::size_t head_dim, std::int32_t po
     for (std::size_t i = 0; i < count; ++i) {
       const float factor = params.freq_factors != nullptr ? params.freq_factors[first + i] : 1.0f;
       const float angle = params.freq_scale * (theta / factor);
-      c[i] = __builtin_cosf(angle);
-      s[i] = __builtin_sinf(angle);
+      c[i] = __builtin_cosf(angle) * magnitude;
+      s[i] = __builtin_sinf(angle) * magnitude;
       theta *= theta_scale;
     }
     if (neox) {

@@ -20,7 +20,7 @@
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
 #include "host_ops.hpp"
-#include "llama_device_model.hpp"
+#include "dense_device_model.hpp"
 
 namespace {
 
@@ -42,13 +42,16 @@ class CudaBackend final : public lpx::DeviceBackend {
     return lpx::kernels::cuda::gemv_supports(type);
   }
 
-  std::unique_ptr<lpx::DeviceModel> load_model(const lpx_llama_model_desc& desc,
+  std::uint64_t model_features() const noexcept override { return cb::kCudaFeatures; }
+
+  std::unique_ptr<lpx::DeviceModel> load_model(const lpx_transformer_desc& description,
                                                lpx_device_model_info& info) override {
+    // Refused before anything is allocated when the kernels cannot run it.
+    const cb::DenseModel desc = cb::dense_model(description);
     // The engine may call from another thread than the one that opened the device.
     cb::check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
-    cb::check_supported(desc);
     check_fits(cb::plan_memory(desc), desc);
-    auto model = std::make_unique<cb::LlamaDeviceModel>(device_, desc, use_graphs_);
+    auto model = std::make_unique<cb::DenseDeviceModel>(device_, desc, use_graphs_);
     model->describe(info);
     return model;
   }
@@ -72,12 +75,16 @@ class CudaBackend final : public lpx::DeviceBackend {
   void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
     ops().swiglu(gate, up, out, n);
   }
+  // No GeGLU kernel yet: model_features leaves it out, so the engine never asks for it.
+  void geglu(const float*, const float*, float*, std::size_t) override {
+    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda backend has no GeGLU kernel yet");
+  }
   void attention(const lpx_attention_args& args) override { ops().attention(args); }
 
  private:
   // Refuses, with the numbers, a model that cannot fit in the GPU's free memory.
   void check_fits(const cb::MemoryPlan& plan,
-                  const lpx_llama_model_desc& desc) const {
+                  const cb::DenseModel& desc) const {
     std::size_t free = 0;
     std::size_t total = 0;
     cb::check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");

@@ -100,7 +100,7 @@ bool stackable(const std::vector<const lpx_tensor_view*>& views) {
 
 }  // namespace
 
-DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
+DeviceWeights::DeviceWeights(const DenseModel& desc) {
   Layout layout;
   // First pass: offsets. Matrices remember their offset in `pending` until the base is known.
   struct PendingMatrix {
@@ -172,7 +172,7 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
 
   layers.resize(desc.n_layer);
   for (std::uint32_t i = 0; i < desc.n_layer; ++i) {
-    const lpx_llama_layer& from = desc.layers[i];
+    const DenseLayer& from = desc.layers[i];
     DeviceLayer& to = layers[i];
     stack(to.wqkv, {from.wq, from.wk, from.wv}, {}, false);
     stack(to.ffn_gate_up, {from.ffn_gate, from.ffn_up}, {&to.ffn_gate, &to.ffn_up}, true);
@@ -183,7 +183,7 @@ DeviceWeights::DeviceWeights(const lpx_llama_model_desc& desc) {
   const std::size_t q_width = std::size_t{desc.n_head} * desc.head_dim;
   const std::size_t kv_width = std::size_t{desc.n_head_kv} * desc.head_dim;
   for (std::uint32_t i = 0; i < desc.n_layer; ++i) {
-    const lpx_llama_layer& from = desc.layers[i];
+    const DenseLayer& from = desc.layers[i];
     DeviceLayer& to = layers[i];
     norm(to.attn_norm, from.attn_norm, "attn_norm");
     matrix(to.wq, from.wq, "attn_q");

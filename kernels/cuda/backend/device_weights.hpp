@@ -1,4 +1,4 @@
-// A llama-family model's weights copied into one device allocation: quantized matrices keep
+// A model's weights copied into one device allocation: quantized matrices keep
 // their GGUF block layout (the GEMV kernels read them as they are), norm weights and biases
 // are f32. A tied output head shares the embedding's bytes. Matrices that read the same input
 // (a layer's q, k, v; its gate and up) are stacked when they share type and shape, so each set
@@ -15,6 +15,7 @@
 #include <lpx/kinds/quant_backend.h>
 
 #include "cuda/launch.hpp"
+#include "dense_model.hpp"
 #include "device_memory.hpp"
 
 namespace lpx::cuda_backend {
@@ -38,7 +39,7 @@ struct DeviceLayer {
 class DeviceWeights {
  public:
   // Copies every tensor `desc` names; throws lpx::Error (out of memory: how much was needed).
-  explicit DeviceWeights(const lpx_llama_model_desc& desc);
+  explicit DeviceWeights(const DenseModel& desc);
 
   DeviceWeight token_embd;
   DeviceWeight output;

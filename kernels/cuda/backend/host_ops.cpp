@@ -92,6 +92,10 @@ void HostOps::rms_norm(const float* x, const float* weight, float* out, std::siz
 
 void HostOps::rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
                    const std::int32_t* positions, const lpx_rope_params& params) {
+  if (params.n_rot == 0) return;  // a NoPE layer: nothing rotates
+  if (params.attn_factor != 0.0f && params.attn_factor != 1.0f) {
+    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda rope kernel has no attn_factor yet");
+  }
   const std::size_t count = rows * heads * head_dim;
   auto* dx = static_cast<float*>(upload(0, x, count * sizeof(float)));
   const auto* dp =
@@ -120,6 +124,10 @@ void HostOps::swiglu(const float* gate, const float* up, float* out, std::size_t
 }
 
 void HostOps::attention(const lpx_attention_args& a) {
+  if (a.window != 0 || a.softcap != 0.0f) {
+    throw lpx::Error(LPX_ERR_UNSUPPORTED,
+                     "the cuda attention kernel has no sliding window or soft cap yet");
+  }
   if (a.n_rows == 0) return;
   std::int32_t max_position = 0;
   for (std::uint32_t r = 0; r < a.n_rows; ++r) max_position = std::max(max_position, a.positions[r]);

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <lpx/cpp/status.hpp>
 
 #include "cuda/launch.hpp"
 #include "device_matmul.hpp"
@@ -13,7 +12,7 @@ namespace lpx::cuda_backend {
 
 namespace k = kernels::cuda;
 
-DeviceMatmul::Limits matmul_limits(const lpx_llama_model_desc& d) {
+DeviceMatmul::Limits matmul_limits(const DenseModel& d) {
   DeviceMatmul::Limits limits;
   limits.rows = static_cast<int>(std::max(d.max_rows, d.max_sequences));
   const std::int64_t q_width = std::int64_t{d.n_head} * d.head_dim;
@@ -27,7 +26,7 @@ DeviceMatmul::Limits matmul_limits(const lpx_llama_model_desc& d) {
   return limits;
 }
 
-MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
+MemoryPlan plan_memory(const DenseModel& d) {
   MemoryPlan plan;
   std::vector<const void*> seen;  // a tied head shares the embedding's bytes
   auto add = [&](const lpx_tensor_view* t) {
@@ -39,7 +38,7 @@ MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
   add(d.output_norm);
   add(d.output);
   for (std::uint32_t i = 0; i < d.n_layer; ++i) {
-    const lpx_llama_layer& l = d.layers[i];
+    const DenseLayer& l = d.layers[i];
     for (const lpx_tensor_view* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.ffn_gate,
                                      l.ffn_up, l.ffn_down}) {
       add(t);
@@ -61,29 +60,6 @@ MemoryPlan plan_memory(const lpx_llama_model_desc& d) {
   plan.workspace += DeviceMatmul::planned_bytes(matmul_limits(d)) +
                     (std::size_t{64} << 20);  // inputs, cuBLAS's own state, graphs: headroom
   return plan;
-}
-
-void check_supported(const lpx_llama_model_desc& d) {
-  auto unsupported = [](const std::string& why) {
-    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda backend cannot run this model: " + why);
-  };
-  if (d.n_head == 0 || d.n_head_kv == 0 || d.n_head % d.n_head_kv != 0) {
-    unsupported(std::to_string(d.n_head) + " query heads over " + std::to_string(d.n_head_kv) +
-                " KV heads");
-  }
-  if (d.head_dim == 0 || d.head_dim > 1024) {
-    unsupported("head size " + std::to_string(d.head_dim) + " (at most 1024)");
-  }
-  if (d.rope.mode != LPX_ROPE_NORMAL && d.rope.mode != LPX_ROPE_NEOX) {
-    unsupported("rope mode " + std::to_string(d.rope.mode));
-  }
-  if (d.rope.n_rot % 2 != 0 || d.rope.n_rot > d.head_dim) {
-    unsupported("rope over " + std::to_string(d.rope.n_rot) + " of " +
-                std::to_string(d.head_dim) + " dims");
-  }
-  if (d.max_sequences == 0 || d.max_rows == 0 || d.kv_block_size == 0 || d.max_context == 0) {
-    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: zero-sized limits");
-  }
 }
 
 }  // namespace lpx::cuda_backend

@@ -1,12 +1,13 @@
-// What a llama-family model takes on the GPU, decided before anything is allocated: whether
-// the kernels can run its shape, and how much device memory it needs, by part, so that a model
-// that cannot fit is refused with the numbers.
+// What a model takes on the GPU, decided before anything is allocated: how much device memory
+// it needs, by part, so that a model that cannot fit is refused with the numbers (whether the
+// kernels can run it at all: dense_model.hpp).
 #pragma once
 
 #include <cstddef>
 
 #include <lpx/kinds/quant_backend.h>
 
+#include "dense_model.hpp"
 #include "device_matmul.hpp"
 
 namespace lpx::cuda_backend {
@@ -20,12 +21,9 @@ struct MemoryPlan {
 };
 
 // The largest products the model's DeviceMatmul must serve.
-DeviceMatmul::Limits matmul_limits(const lpx_llama_model_desc& desc);
+DeviceMatmul::Limits matmul_limits(const DenseModel& desc);
 
 // Device memory a model of `desc` takes (weights, KV cache, workspace with headroom).
-MemoryPlan plan_memory(const lpx_llama_model_desc& desc);
-
-// Throws lpx::Error(LPX_ERR_UNSUPPORTED) for a shape these kernels cannot run.
-void check_supported(const lpx_llama_model_desc& desc);
+MemoryPlan plan_memory(const DenseModel& desc);
 
 }  // namespace lpx::cuda_backend

@@ -8,7 +8,8 @@
  *     own (the plugin may rely on entries this host does not have). An older minor is accepted; the
  *     host then never reads a field or calls an entry added after that minor.
  *
- * Every field and table entry below documents the minor that added it ("since 1.N").
+ * Every field and table entry documents the minor that added it ("since 2.N"); a "since 1.N"
+ * left in a header that 2.0 did not redo means "in every 2.x".
  *
  * History:
  *   1.0  descriptor, host API, sampler / transport / model-format / quant-backend tables
@@ -21,11 +22,17 @@
  *   1.5  sampling programs (lpx/kinds/sampling_program.h): samplers describe themselves as
  *        standard operations (standard_op, draw_uniform); device models run the programs
  *        (lpx_forward_args.sampling), so only token ids cross to the host
+ *   2.0  an architecture-neutral backend interface: quant backends get the transformer
+ *        description of lpx/kinds/transformer.h (per-layer tensors, windows, rope, norms,
+ *        activations, scales, soft caps, with struct sizes and a layer stride) instead of the
+ *        llama-only lpx_llama_model_desc, say which model features they run
+ *        (model_features), and gain geglu; attention takes a window and a soft cap, rope an
+ *        attn_factor. 1.x plugins are refused: rebuild them against SDK 2.x
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
-#define LPX_ABI_MAJOR 1
-#define LPX_ABI_MINOR 5
+#define LPX_ABI_MAJOR 2
+#define LPX_ABI_MINOR 0
 
 #endif

@@ -99,17 +99,20 @@ class QuantBackend : public Instance {
   virtual void matmul(const lpx_tensor_view& weight, const float* x, float* y,
                       std::size_t batch) = 0;
   virtual void dequantize_row(const lpx_tensor_view& weight, std::int64_t row, float* out) = 0;
-  // Since ABI 1.2: the rest of a decode step. See lpx/kinds/quant_backend.h for the contracts.
+  // The rest of a decode step. See lpx/kinds/quant_backend.h for the contracts.
   virtual void reserve(const lpx_backend_limits& limits) = 0;
   virtual void rms_norm(const float* x, const float* weight, float* out, std::size_t rows,
                         std::size_t n, float eps) = 0;
   virtual void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
                     const std::int32_t* positions, const lpx_rope_params& params) = 0;
   virtual void swiglu(const float* gate, const float* up, float* out, std::size_t n) = 0;
+  virtual void geglu(const float* gate, const float* up, float* out, std::size_t n) = 0;
   virtual void attention(const lpx_attention_args& args) = 0;
+  // The lpx_model_feature bits this backend runs (lpx/kinds/transformer.h).
+  virtual std::uint64_t model_features() const noexcept = 0;
 };
 
-// Since ABI 1.4: a backend with its own device memory that runs whole forward steps there
+// A backend with its own device memory that runs whole forward steps there
 // (see model_load in lpx/kinds/quant_backend.h). Derive from it instead of QuantBackend; the
 // table then carries the model_* entries. A DeviceModel is owned by the host between
 // load_model and its model_free.
@@ -122,7 +125,8 @@ class DeviceModel {
 class DeviceBackend : public QuantBackend {
  public:
   // Throws lpx::Error (LPX_ERR_UNSUPPORTED, LPX_ERR_OUT_OF_MEMORY...) with the reason.
-  virtual std::unique_ptr<DeviceModel> load_model(const lpx_llama_model_desc& desc,
+  // Refuses what it cannot run before allocating anything.
+  virtual std::unique_ptr<DeviceModel> load_model(const lpx_transformer_desc& desc,
                                                   lpx_device_model_info& info) = 0;
 };
 
@@ -296,11 +300,18 @@ inline lpx_status* backend_swiglu(lpx_instance* instance, const float* gate, con
                                   float* out, size_t n) noexcept {
   return guard([&] { self<QuantBackend>(instance).swiglu(gate, up, out, n); });
 }
+inline lpx_status* backend_geglu(lpx_instance* instance, const float* gate, const float* up,
+                                 float* out, size_t n) noexcept {
+  return guard([&] { self<QuantBackend>(instance).geglu(gate, up, out, n); });
+}
+inline std::uint64_t backend_model_features(lpx_instance* instance) noexcept {
+  return self<QuantBackend>(instance).model_features();
+}
 inline lpx_status* backend_attention(lpx_instance* instance,
                                      const lpx_attention_args* args) noexcept {
   return guard([&] { self<QuantBackend>(instance).attention(*args); });
 }
-inline lpx_status* backend_model_load(lpx_instance* instance, const lpx_llama_model_desc* desc,
+inline lpx_status* backend_model_load(lpx_instance* instance, const lpx_transformer_desc* desc,
                                       lpx_device_model** out_model,
                                       lpx_device_model_info* out_info) noexcept {
   return guard([&] {
@@ -316,15 +327,17 @@ inline void backend_model_free(lpx_instance*, lpx_device_model* model) noexcept 
   delete reinterpret_cast<DeviceModel*>(model);
 }
 inline constexpr lpx_quant_backend_api kQuantBackendApi{
-    sizeof(lpx_quant_backend_api), &backend_supports_type, &backend_matmul,
-    &backend_dequantize_row,       &backend_reserve,       &backend_rms_norm,
-    &backend_rope,                 &backend_swiglu,        &backend_attention,
-    nullptr,                       nullptr,                nullptr};
+    sizeof(lpx_quant_backend_api), &backend_supports_type,  &backend_matmul,
+    &backend_dequantize_row,       &backend_reserve,        &backend_rms_norm,
+    &backend_rope,                 &backend_swiglu,         &backend_geglu,
+    &backend_attention,            &backend_model_features, nullptr,
+    nullptr,                       nullptr};
 inline constexpr lpx_quant_backend_api kDeviceBackendApi{
-    sizeof(lpx_quant_backend_api), &backend_supports_type, &backend_matmul,
-    &backend_dequantize_row,       &backend_reserve,       &backend_rms_norm,
-    &backend_rope,                 &backend_swiglu,        &backend_attention,
-    &backend_model_load,           &backend_model_forward, &backend_model_free};
+    sizeof(lpx_quant_backend_api), &backend_supports_type,  &backend_matmul,
+    &backend_dequantize_row,       &backend_reserve,        &backend_rms_norm,
+    &backend_rope,                 &backend_swiglu,         &backend_geglu,
+    &backend_attention,            &backend_model_features, &backend_model_load,
+    &backend_model_forward,        &backend_model_free};
 
 template <class T>
 constexpr lpx_plugin_kind kind_of() {

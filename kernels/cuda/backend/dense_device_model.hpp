@@ -1,4 +1,4 @@
-// A llama-family model resident on one GPU: its weights, its paged KV pools and every
+// A model (dense_model.hpp) resident on one GPU: its weights, its paged KV pools and every
 // activation buffer of a step, allocated once at load. forward() runs one engine step:
 // copy the step's inputs (token ids, positions, KV slots, block tables) to the device in two
 // copies, run every layer's kernels on one stream, copy the logits (or the token ids picked
@@ -45,10 +45,10 @@
 
 namespace lpx::cuda_backend {
 
-class LlamaDeviceModel final : public lpx::DeviceModel {
+class DenseDeviceModel final : public lpx::DeviceModel {
  public:
-  LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc, bool use_graphs);
-  ~LlamaDeviceModel() override;
+  DenseDeviceModel(const CudaDevice& device, const DenseModel& desc, bool use_graphs);
+  ~DenseDeviceModel() override;
 
   void forward(const lpx_forward_args& args) override;
   void describe(lpx_device_model_info& info) const;
@@ -79,7 +79,7 @@ class LlamaDeviceModel final : public lpx::DeviceModel {
   void check_args(const lpx_forward_args& args) const;
 
   CudaDevice device_;
-  lpx_llama_model_desc shape_;  // hyperparameters only: pointers are not kept
+  DenseModel shape_;  // hyperparameters only: its tensor pointers are cleared at load
   std::string device_name_;
   int q_width_, kv_width_, table_stride_, sink_slot_;
   bool use_graphs_;

@@ -1,4 +1,4 @@
-#include "llama_device_model.hpp"
+#include "dense_device_model.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -21,7 +21,7 @@ constexpr int kInputArrays = 5;       // tokens, positions, slots, row_sequence,
 
 }  // namespace
 
-LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_model_desc& desc,
+DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& desc,
                                    bool use_graphs)
     : device_(device),
       shape_(desc),
@@ -38,7 +38,7 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
       max_rows_(static_cast<int>(std::max(desc.max_rows, desc.max_sequences))),
       max_sequences_(static_cast<int>(desc.max_sequences)),
       attention_rows_(std::min(max_rows_, kAttentionRows)) {
-  shape_.layers = nullptr;  // only the numbers are kept
+  shape_.layers.clear();  // only the numbers are kept
   shape_.token_embd = shape_.output_norm = shape_.output = nullptr;
   shape_.rope.freq_factors = nullptr;
   rope_.mode = desc.rope.mode;
@@ -105,14 +105,14 @@ LlamaDeviceModel::LlamaDeviceModel(const CudaDevice& device, const lpx_llama_mod
   check_cuda(cudaDeviceSynchronize(), "loading the model");
 }
 
-LlamaDeviceModel::~LlamaDeviceModel() {
+DenseDeviceModel::~DenseDeviceModel() {
   cudaSetDevice(device_.index);
   cudaStreamSynchronize(stream_);
   for (auto& [bucket, graph] : graphs_) cudaGraphExecDestroy(graph);
   // Members go in reverse order: buffers and cuBLAS first, the stream after them.
 }
 
-void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
+void DenseDeviceModel::describe(lpx_device_model_info& info) const {
   info.weight_bytes = weights_.bytes();
   info.kv_cache_bytes = kv_.bytes();
   info.workspace_bytes =
@@ -127,7 +127,7 @@ void LlamaDeviceModel::describe(lpx_device_model_info& info) const {
   info.device_name = device_name_.c_str();
 }
 
-void LlamaDeviceModel::check_args(const lpx_forward_args& a) const {
+void DenseDeviceModel::check_args(const lpx_forward_args& a) const {
   if (a.n_rows == 0 || a.n_rows > shape_.max_rows) {
     invalid(std::to_string(a.n_rows) + " rows (1 to " + std::to_string(shape_.max_rows) + ")");
   }
@@ -156,7 +156,7 @@ void LlamaDeviceModel::check_args(const lpx_forward_args& a) const {
   }
 }
 
-int LlamaDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
+int DenseDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
   if (!use_graphs_ || a.n_rows != a.n_sequences || a.n_outputs != a.n_rows) return 0;
   // Larger batches go to cuBLAS, which is not captured (it may load kernels on first use).
   if (a.n_rows > static_cast<std::uint32_t>(DeviceMatmul::kGemvRows)) return 0;
@@ -165,7 +165,7 @@ int LlamaDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
   return std::min(bucket, max_sequences_);  // at most 64: kGemvRows is a power of two
 }
 
-LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket) {
+DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket) {
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
   std::int32_t* tokens = host_inputs_.get();
   std::int32_t* positions = tokens + rows;
@@ -228,7 +228,7 @@ LlamaDeviceModel::StepShape LlamaDeviceModel::stage_inputs(const lpx_forward_arg
   return shape;
 }
 
-void LlamaDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape& shape) {
+void DenseDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape& shape) {
   lpx_sampling_program* programs = host_programs_.get();
   std::copy_n(a.sampling, a.n_outputs, programs);
   lpx_sampling_program greedy{};  // padding rows of a graph bucket pick something cheap
@@ -237,7 +237,7 @@ void LlamaDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape
   std::fill(programs + a.n_outputs, programs + shape.outputs, greedy);
 }
 
-void LlamaDeviceModel::upload_inputs(const StepShape& shape, int sequences, int table_width) {
+void DenseDeviceModel::upload_inputs(const StepShape& shape, int sequences, int table_width) {
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
   check_cuda(cudaMemcpyAsync(inputs_.get(), host_inputs_.get(),
                              kInputArrays * rows * sizeof(std::int32_t), cudaMemcpyHostToDevice,
@@ -259,14 +259,14 @@ void LlamaDeviceModel::upload_inputs(const StepShape& shape, int sequences, int 
   }
 }
 
-void LlamaDeviceModel::read_back_tokens(int outputs) {
+void DenseDeviceModel::read_back_tokens(int outputs) {
   check_cuda(cudaMemcpyAsync(host_argmax_.get(), argmax_.get(),
                              static_cast<std::size_t>(outputs) * sizeof(std::int32_t),
                              cudaMemcpyDeviceToHost, stream_),
              "reading the token ids back");
 }
 
-void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& layer, int index) {
+void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& layer, int index) {
   // q, k and v of the normalised residual stream, in one launch where they are stacked.
   const k::GemvInput normed{x_.get(), layer.attn_norm, shape_.rms_norm_eps};
   if (layer.wqkv.rows > 0) {
@@ -326,7 +326,7 @@ void LlamaDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
   matmul_->run(layer.wo, k::GemvInput{attn_.get()}, residual_output(layer.wo.rows), s.rows);
 }
 
-void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
+void DenseDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
   const k::GemvInput normed{x_.get(), layer.ffn_norm, shape_.rms_norm_eps};
   if (layer.ffn_gate_up.rows > 0) {  // interleaved: SwiGLU stored by the same launch
     matmul_->run(layer.ffn_gate_up, normed,
@@ -352,11 +352,11 @@ void LlamaDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer&
                s.rows);
 }
 
-k::GemvOutput LlamaDeviceModel::residual_output(std::int64_t rows) const {
+k::GemvOutput DenseDeviceModel::residual_output(std::int64_t rows) const {
   return k::single_gemv_output(x_.get(), rows, nullptr, k::GemvStore::kAccumulate);
 }
 
-void LlamaDeviceModel::enqueue_step(const StepShape& s) {
+void DenseDeviceModel::enqueue_step(const StepShape& s) {
   const int embd = static_cast<int>(shape_.n_embd);
   k::embed_rows(weights_.token_embd, tokens_, s.rows, x_.get(), stream_);
   for (std::size_t i = 0; i < weights_.layers.size(); ++i) {
@@ -376,7 +376,7 @@ void LlamaDeviceModel::enqueue_step(const StepShape& s) {
   }
 }
 
-void LlamaDeviceModel::run_graph(const StepShape& s) {
+void DenseDeviceModel::run_graph(const StepShape& s) {
   const std::pair<int, bool> key{s.rows, s.programs};
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
@@ -405,7 +405,7 @@ void LlamaDeviceModel::run_graph(const StepShape& s) {
   check_cuda(cudaGraphLaunch(it->second, stream_), "launching the decode graph");
 }
 
-void LlamaDeviceModel::forward(const lpx_forward_args& a) {
+void DenseDeviceModel::forward(const lpx_forward_args& a) {
   // The engine thread is not the one that loaded the model; the current device is per thread.
   check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
   check_args(a);

@@ -1,0 +1,215 @@
+#include "engine/transformer_forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lpx::core {
+namespace {
+
+const float* floats(const lpx_tensor_view* view) {
+  return view != nullptr ? static_cast<const float*>(view->data) : nullptr;
+}
+
+void add_bias(float* rows_data, const lpx_tensor_view* bias, std::uint32_t rows,
+              std::uint32_t width) {
+  if (bias == nullptr) return;
+  const float* b = floats(bias);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    float* row = rows_data + std::size_t{r} * width;
+    for (std::uint32_t i = 0; i < width; ++i) row[i] += b[i];
+  }
+}
+
+void scale_in_place(float* x, std::size_t n, float scale) {
+  if (scale == 1.0f) return;
+  for (std::size_t i = 0; i < n; ++i) x[i] *= scale;
+}
+
+// The columns [first, first + width) of every row of a rows x stride matrix, packed.
+void copy_columns(const float* from, std::size_t stride, std::size_t first, std::size_t width,
+                  std::uint32_t rows, float* to) {
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    std::copy_n(from + r * stride + first, width, to + std::size_t{r} * width);
+  }
+}
+
+bool any_layer(const lpx_transformer_desc& d, bool (*has)(const lpx_transformer_layer&)) {
+  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
+    if (has(*lpx_transformer_layer_at(&d, i))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TransformerForward::TransformerForward(const TransformerModel& model, Backend& backend,
+                                       KvCache& cache, std::uint32_t max_rows,
+                                       std::uint32_t max_context)
+    : d_(model.desc()),
+      backend_(backend),
+      cache_(cache),
+      max_rows_(max_rows),
+      q_width_(d_.n_head * d_.head_dim),
+      kv_width_(d_.n_head_kv * d_.head_dim) {
+  const std::size_t rows = max_rows;
+  x_.resize(rows * d_.n_embd);
+  norm_.resize(rows * d_.n_embd);
+  proj_.resize(rows * d_.n_embd);
+  q_.resize(rows * q_width_);
+  attn_.resize(rows * q_width_);
+  k_.resize(rows * kv_width_);
+  v_.resize(rows * kv_width_);
+  if (any_layer(d_, [](const lpx_transformer_layer& l) { return l.wqkv != nullptr; })) {
+    qkv_.resize(rows * (q_width_ + 2 * kv_width_));
+  }
+  const bool fused_ffn =
+      any_layer(d_, [](const lpx_transformer_layer& l) { return l.ffn_gate_up != nullptr; });
+  gate_.resize(rows * d_.n_ff * (fused_ffn ? 2 : 1));
+  up_.resize(rows * d_.n_ff);
+
+  lpx_backend_limits limits{};
+  limits.struct_size = sizeof(lpx_backend_limits);
+  limits.max_rows = max_rows;
+  limits.max_columns = std::max({d_.n_embd, d_.n_ff, q_width_});
+  limits.max_context = max_context;
+  limits.max_heads = d_.n_head;
+  limits.head_dim = d_.head_dim;
+  backend_.reserve(limits);
+}
+
+void TransformerForward::run(const Batch& batch, float* logits) {
+  const std::uint32_t rows = batch.rows();
+  const std::uint32_t embd = d_.n_embd;
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    backend_.dequantize_row(*d_.token_embd, batch.tokens[r], x_.data() + std::size_t{r} * embd);
+  }
+  scale_in_place(x_.data(), std::size_t{rows} * embd, d_.embedding_scale);
+  for (std::uint32_t i = 0; i < d_.n_layer; ++i) {
+    const lpx_transformer_layer& layer = *lpx_transformer_layer_at(&d_, i);
+    attention_block(batch, layer, i);
+    feed_forward_block(rows, layer);
+  }
+  // The head runs only on the rows whose logits are wanted.
+  const auto outputs = static_cast<std::uint32_t>(batch.output_rows.size());
+  if (outputs == 0) return;
+  for (std::uint32_t o = 0; o < outputs; ++o) {
+    std::copy_n(x_.data() + std::size_t{batch.output_rows[o]} * embd, embd,
+                proj_.data() + std::size_t{o} * embd);
+  }
+  backend_.rms_norm(proj_.data(), floats(d_.output_norm), norm_.data(), outputs, embd,
+                    d_.norm_eps);
+  backend_.matmul(*d_.output, norm_.data(), logits, outputs);
+  const std::size_t n_logits = std::size_t{outputs} * d_.n_vocab;
+  scale_in_place(logits, n_logits, d_.logit_scale);
+  if (d_.final_softcap > 0.0f) {
+    const float cap = d_.final_softcap, inverse = 1.0f / d_.final_softcap;
+    for (std::size_t i = 0; i < n_logits; ++i) logits[i] = cap * std::tanh(logits[i] * inverse);
+  }
+}
+
+void TransformerForward::project_qkv(std::uint32_t rows, const lpx_transformer_layer& layer) {
+  if (layer.wqkv == nullptr) {
+    backend_.matmul(*layer.wq, norm_.data(), q_.data(), rows);
+    backend_.matmul(*layer.wk, norm_.data(), k_.data(), rows);
+    backend_.matmul(*layer.wv, norm_.data(), v_.data(), rows);
+    return;
+  }
+  const std::size_t width = q_width_ + 2 * std::size_t{kv_width_};
+  backend_.matmul(*layer.wqkv, norm_.data(), qkv_.data(), rows);
+  copy_columns(qkv_.data(), width, 0, q_width_, rows, q_.data());
+  copy_columns(qkv_.data(), width, q_width_, kv_width_, rows, k_.data());
+  copy_columns(qkv_.data(), width, q_width_ + kv_width_, kv_width_, rows, v_.data());
+}
+
+void TransformerForward::attention_block(const Batch& batch, const lpx_transformer_layer& layer,
+                                         std::uint32_t index) {
+  const std::uint32_t rows = batch.rows();
+  backend_.rms_norm(x_.data(), floats(layer.attn_norm), norm_.data(), rows, d_.n_embd,
+                    d_.norm_eps);
+  project_qkv(rows, layer);
+  add_bias(q_.data(), layer.bq, rows, q_width_);
+  add_bias(k_.data(), layer.bk, rows, kv_width_);
+  add_bias(v_.data(), layer.bv, rows, kv_width_);
+  // q/k norms: each head is a row of head_dim.
+  if (layer.q_norm != nullptr) {
+    backend_.rms_norm(q_.data(), floats(layer.q_norm), q_.data(), std::size_t{rows} * d_.n_head,
+                      d_.head_dim, d_.norm_eps);
+  }
+  if (layer.k_norm != nullptr) {
+    backend_.rms_norm(k_.data(), floats(layer.k_norm), k_.data(),
+                      std::size_t{rows} * d_.n_head_kv, d_.head_dim, d_.norm_eps);
+  }
+  if (layer.rope.n_rot != 0) {
+    backend_.rope(q_.data(), rows, d_.n_head, d_.head_dim, batch.positions.data(), layer.rope);
+    backend_.rope(k_.data(), rows, d_.n_head_kv, d_.head_dim, batch.positions.data(), layer.rope);
+  }
+
+  for (const BatchSequence& sequence : batch.sequences) {
+    for (std::uint32_t r = sequence.first_row; r < sequence.first_row + sequence.n_rows; ++r) {
+      cache_.store(index, *sequence.blocks, static_cast<std::uint32_t>(batch.positions[r]),
+                   k_.data() + std::size_t{r} * kv_width_, v_.data() + std::size_t{r} * kv_width_);
+    }
+    lpx_attention_args args{};
+    args.struct_size = sizeof(lpx_attention_args);
+    args.q = q_.data() + std::size_t{sequence.first_row} * q_width_;
+    args.out = attn_.data() + std::size_t{sequence.first_row} * q_width_;
+    args.positions = batch.positions.data() + sequence.first_row;
+    args.n_rows = sequence.n_rows;
+    args.n_heads = d_.n_head;
+    args.n_kv_heads = d_.n_head_kv;
+    args.head_dim = d_.head_dim;
+    args.scale = d_.attention_scale;
+    args.k_cache = cache_.k_pool(index);
+    args.v_cache = cache_.v_pool(index);
+    args.block_table = sequence.blocks->data();
+    args.block_size = cache_.shape().block_size;
+    args.window = layer.window;
+    args.softcap = d_.attention_softcap;
+    backend_.attention(args);
+  }
+  backend_.matmul(*layer.wo, attn_.data(), proj_.data(), rows);
+  add_residual(rows, layer.post_attention_norm);
+}
+
+void TransformerForward::feed_forward_block(std::uint32_t rows, const lpx_transformer_layer& layer) {
+  backend_.rms_norm(x_.data(), floats(layer.ffn_norm), norm_.data(), rows, d_.n_embd,
+                    d_.norm_eps);
+  const std::size_t n_ff = d_.n_ff;
+  // gate row r at gate_[r * stride], up row r at up_row(r): split or, fused, side by side.
+  std::size_t stride = n_ff;
+  const float* up = up_.data();
+  if (layer.ffn_gate_up != nullptr) {
+    backend_.matmul(*layer.ffn_gate_up, norm_.data(), gate_.data(), rows);
+    stride = 2 * n_ff;
+    up = gate_.data() + n_ff;
+  } else {
+    backend_.matmul(*layer.ffn_gate, norm_.data(), gate_.data(), rows);
+    backend_.matmul(*layer.ffn_up, norm_.data(), up_.data(), rows);
+  }
+  // Row by row (the kernels' arithmetic treats a call's last n % 8 elements differently), into
+  // the packed rows x n_ff the down projection reads: row r's output never overwrites a gate
+  // or up value a later row still needs (its start r * n_ff <= r * stride).
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    const float* gate = gate_.data() + r * stride;
+    float* out = gate_.data() + r * n_ff;
+    if (d_.activation == LPX_ACTIVATION_GELU_TANH) {
+      backend_.geglu(gate, up + r * stride, out, n_ff);
+    } else {
+      backend_.swiglu(gate, up + r * stride, out, n_ff);
+    }
+  }
+  backend_.matmul(*layer.ffn_down, gate_.data(), proj_.data(), rows);
+  add_residual(rows, layer.post_ffn_norm);
+}
+
+void TransformerForward::add_residual(std::uint32_t rows, const lpx_tensor_view* post_norm) {
+  const std::size_t n = std::size_t{rows} * d_.n_embd;
+  if (post_norm != nullptr) {
+    backend_.rms_norm(proj_.data(), floats(post_norm), proj_.data(), rows, d_.n_embd,
+                      d_.norm_eps);
+  }
+  scale_in_place(proj_.data(), n, d_.residual_scale);
+  for (std::size_t i = 0; i < n; ++i) x_[i] += proj_[i];
+}
+
+}  // namespace lpx::core

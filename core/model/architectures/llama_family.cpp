@@ -1,0 +1,105 @@
+#include "model/architectures/llama_family.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "model/rope_scaling.hpp"
+#include "model/tensor_lookup.hpp"
+
+namespace lpx::core {
+
+void add_llama_tensors(const Hyperparameters& h, std::vector<ExpectedTensor>& out) {
+  const std::int64_t embd = h.n_embd;
+  const std::int64_t q = std::int64_t{h.n_head} * h.head_dim;
+  const std::int64_t k = std::int64_t{h.n_head_kv} * h.head_dim;
+  const std::int64_t v = std::int64_t{h.n_head_kv} * h.head_dim_v;
+  const std::int64_t attn_out = std::int64_t{h.n_head} * h.head_dim_v;
+  out.push_back({"token_embd.weight", {embd, h.n_vocab}, true});
+  out.push_back({"output_norm.weight", {embd}, true});
+  out.push_back({"output.weight", {embd, h.n_vocab}, false});        // absent: tied to token_embd
+  out.push_back({"rope_freqs.weight", {h.n_rot / 2}, false});        // Llama 3 rope factors
+  for (std::uint32_t layer = 0; layer < h.n_layer; ++layer) {
+    const std::string b = "blk." + std::to_string(layer) + ".";
+    out.push_back({b + "attn_norm.weight", {embd}, true});
+    out.push_back({b + "attn_q.weight", {embd, q}, true});
+    out.push_back({b + "attn_k.weight", {embd, k}, true});
+    out.push_back({b + "attn_v.weight", {embd, v}, true});
+    out.push_back({b + "attn_output.weight", {attn_out, embd}, true});
+    out.push_back({b + "ffn_norm.weight", {embd}, true});
+    out.push_back({b + "ffn_gate.weight", {embd, h.n_ff}, true});
+    out.push_back({b + "ffn_up.weight", {embd, h.n_ff}, true});
+    out.push_back({b + "ffn_down.weight", {h.n_ff, embd}, true});
+    out.push_back({b + "attn_rot_embd", {h.n_rot / 2}, false});       // some old conversions
+  }
+}
+
+Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hyperparameters& h,
+                                                 const LlamaFamily& family) {
+  if (h.head_dim_v != h.head_dim) {
+    return unexpected(file.path() + ": key and value head sizes differ (" +
+                      std::to_string(h.head_dim) + " vs " + std::to_string(h.head_dim_v) +
+                      "); LPX needs them equal");
+  }
+  TransformerModel model;
+  lpx_transformer_desc& d = model.desc();
+  d.architecture = family.name;
+  d.n_embd = h.n_embd;
+  d.n_head = h.n_head;
+  d.n_head_kv = h.n_head_kv;
+  d.head_dim = h.head_dim;
+  d.n_ff = h.n_ff;
+  d.n_vocab = h.n_vocab;
+  d.norm_eps = static_cast<float>(h.rms_norm_eps);
+  d.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
+
+  TensorLookup t(file);
+  d.token_embd = t.required("token_embd.weight");
+  d.output_norm = t.required("output_norm.weight");
+  d.output = t.optional("output.weight");
+  if (d.output == nullptr) d.output = d.token_embd;
+
+  lpx_rope_params rope = new_layer().rope;
+  rope.mode = family.rope_mode;
+  rope.n_rot = h.n_rot;
+  rope.freq_base = static_cast<float>(h.rope_freq_base);
+  if (h.rope_scaling == RopeScaling::linear) {
+    rope.freq_scale = static_cast<float>(1.0 / h.rope_scaling_factor);
+  }
+  if (const lpx_tensor_view* freqs = file.find_tensor("rope_freqs.weight")) {
+    if (freqs->type != LPX_TENSOR_F32) {
+      return unexpected(file.path() + ": tensor 'rope_freqs.weight' must be f32");
+    }
+    const auto* data = static_cast<const float*>(freqs->data);
+    rope.freq_factors = model.keep(std::vector<float>(data, data + h.n_rot / 2));
+  } else if (h.rope_scaling == RopeScaling::llama3) {
+    auto factors = llama3_rope_factors(file, h);
+    if (!factors) return unexpected(file.path() + ": " + factors.error());
+    rope.freq_factors = model.keep(std::move(*factors));
+  }
+
+  for (std::uint32_t i = 0; i < h.n_layer; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    lpx_transformer_layer l = new_layer();
+    l.rope = rope;
+    l.attn_norm = t.required(b + "attn_norm.weight");
+    l.wq = t.required(b + "attn_q.weight");
+    l.wk = t.required(b + "attn_k.weight");
+    l.wv = t.required(b + "attn_v.weight");
+    l.wo = t.required(b + "attn_output.weight");
+    if (family.qkv_bias) {
+      l.bq = t.required(b + "attn_q.bias");
+      l.bk = t.required(b + "attn_k.bias");
+      l.bv = t.required(b + "attn_v.bias");
+    }
+    l.ffn_norm = t.required(b + "ffn_norm.weight");
+    l.ffn_gate = t.required(b + "ffn_gate.weight");
+    l.ffn_up = t.required(b + "ffn_up.weight");
+    l.ffn_down = t.required(b + "ffn_down.weight");
+    model.layers().push_back(l);
+  }
+  if (!t.error().empty()) return unexpected(file.path() + ": " + t.error());
+  if (auto ok = model.finish(); !ok) return unexpected(file.path() + ": " + ok.error());
+  return model;
+}
+
+}  // namespace lpx::core

@@ -1,0 +1,91 @@
+// What each published minor of the plugin ABI lays out: how many bytes of the descriptor and
+// of each kind's function table it defines. The host copies no more of a plugin's struct than
+// its minor defines (and its struct_size says), so entries added later stay NULL and are never
+// called, and it refuses a struct shorter than its minor defines.
+//
+// Append a row to kLayouts when a minor grows a struct, and freeze the new end below. The
+// static_asserts pin every published minor's layout (as ONNX Runtime pins OrtApi): an entry
+// moved, removed or re-typed breaks the build, not a plugin in the field.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "lpx/lpx.h"
+
+namespace lpx::core::abi {
+
+// Bytes up to and including `member`.
+#define LPX_END_OF(type, member) (offsetof(type, member) + sizeof(type::member))
+
+struct Layout {
+  std::uint32_t minor;
+  std::size_t descriptor;
+  std::size_t model_format;
+  std::size_t quant_backend;
+  std::size_t sampler;
+  std::size_t transport;
+};
+
+inline constexpr Layout kLayouts[] = {
+    // 2.0
+    {0, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_sampler_api, draw_uniform), LPX_END_OF(lpx_transport_api, request_stop)},
+};
+
+// The layout of ABI 2.`minor`; nullopt for a minor this host does not know (a newer one).
+constexpr std::optional<Layout> layout_for_minor(std::uint32_t minor) {
+  for (const Layout& l : kLayouts) {
+    if (l.minor == minor) return l;
+  }
+  return std::nullopt;
+}
+
+// The bytes of `kind`'s table that `layout` defines.
+constexpr std::size_t kind_table_size(const Layout& layout, lpx_plugin_kind kind) {
+  switch (kind) {
+    case LPX_KIND_MODEL_FORMAT: return layout.model_format;
+    case LPX_KIND_QUANT_BACKEND: return layout.quant_backend;
+    case LPX_KIND_SAMPLER: return layout.sampler;
+    case LPX_KIND_TRANSPORT: return layout.transport;
+  }
+  return 0;
+}
+
+static_assert(LPX_ABI_MAJOR == 2, "a new major starts kLayouts afresh");
+static_assert(sizeof(kLayouts) / sizeof(kLayouts[0]) == LPX_ABI_MINOR + 1,
+              "every minor up to LPX_ABI_MINOR has its row in kLayouts");
+static_assert(kLayouts[LPX_ABI_MINOR].descriptor == sizeof(lpx_plugin_descriptor) &&
+                  kLayouts[LPX_ABI_MINOR].model_format == sizeof(lpx_model_format_api) &&
+                  kLayouts[LPX_ABI_MINOR].quant_backend == sizeof(lpx_quant_backend_api) &&
+                  kLayouts[LPX_ABI_MINOR].sampler == sizeof(lpx_sampler_api) &&
+                  kLayouts[LPX_ABI_MINOR].transport == sizeof(lpx_transport_api),
+              "the newest row of kLayouts is the whole of every struct");
+
+// 2.0, frozen (LP64). The descriptor by byte offsets; a table's entries by their place after
+// the leading struct_size (padded to a pointer).
+static_assert(sizeof(void*) == 8, "the frozen layouts below are those of 64-bit targets");
+static_assert(offsetof(lpx_plugin_descriptor, options) == 48 &&
+                  offsetof(lpx_plugin_descriptor, init) == 80 &&
+                  offsetof(lpx_plugin_descriptor, kind_api) == 120 &&
+                  offsetof(lpx_plugin_descriptor, validate_options) == 128,
+              "the 2.0 descriptor cannot change");
+constexpr std::size_t entry_index(std::size_t offset) {
+  return (offset - sizeof(void*)) / sizeof(void*);
+}
+static_assert(entry_index(offsetof(lpx_model_format_api, tensor_at)) == 6,
+              "the 2.0 model-format table cannot change");
+static_assert(entry_index(offsetof(lpx_quant_backend_api, attention)) == 8 &&
+                  entry_index(offsetof(lpx_quant_backend_api, model_features)) == 9 &&
+                  entry_index(offsetof(lpx_quant_backend_api, model_free)) == 12,
+              "the 2.0 quant-backend table cannot change");
+static_assert(entry_index(offsetof(lpx_sampler_api, draw_uniform)) == 6,
+              "the 2.0 sampler table cannot change");
+static_assert(entry_index(offsetof(lpx_transport_api, request_stop)) == 1,
+              "the 2.0 transport table cannot change");
+
+#undef LPX_END_OF
+
+}  // namespace lpx::core::abi
