@@ -91,8 +91,8 @@ carry_limit_kib=$((64 * 1024))
 
 # What the device tool carries besides the bundle: tracked and untracked-not-ignored files.
 tree_kib() {
-  git ls-files -z --cached --others --exclude-standard 2>/dev/null | xargs -0 -r du -ck --apparent-size 2>/dev/null |
-    tail -1 | cut -f1
+  git ls-files -z --cached --others --exclude-standard 2>/dev/null |
+    du -ck --apparent-size --files0-from=- 2>/dev/null | tail -1 | cut -f1
 }
 tree_commit() { echo "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +dirty)"; }
 
@@ -132,8 +132,10 @@ case $mode in
     export LPX_TEST_MODELS_DIR=$root/models
     build_dir=$bundle/build
     export LD_LIBRARY_PATH=$bundle/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    # The machine's C++ runtime unless it is older than the build's (GCC 12: GLIBCXX_3.4.30).
-    if ! grep -q GLIBCXX_3.4.30 "$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')" 2>/dev/null; then
+    # The machine's C++ runtime unless it is older than the build's (GCC 12: GLIBCXX_3.4.30): ask
+    # the loader which libstdc++ the binary gets, rather than trusting ldconfig to be on PATH.
+    system_cxx=$(ldd "$bundle/build/bin/lpx-pipeline" 2>/dev/null | awk '/libstdc\+\+\.so\.6/ {print $3; exit}')
+    if [[ -z $system_cxx || $system_cxx == "not" ]] || ! grep -q GLIBCXX_3.4.30 "$system_cxx" 2>/dev/null; then
       LD_LIBRARY_PATH=$bundle/lib-fallback:$LD_LIBRARY_PATH
     fi
     ;;
@@ -209,7 +211,9 @@ stage_done() {
 }
 
 # step LIMIT COMMAND...: runs COMMAND for at most LIMIT seconds, and never past the stage's end.
-# Returns COMMAND's status, 124 when cut short, 125 when no time was left to start it.
+# Returns COMMAND's status, 124 (or 137, killed) when cut short, 125 when no time was left to
+# start it. The limits in each stage add up to a few seconds under its budget: the slack is for
+# what runs between steps (nvidia-smi, the report's record calls).
 step() {
   local limit=$1
   shift
@@ -257,7 +261,8 @@ bench_run() {  # NAME LIMIT MODEL [BENCH ARGUMENTS...]: one line of bench.jsonl
 start_clock_sampler() {
   [[ $mode == dry-run || -n $sampler ]] && return
   echo "timestamp, clocks.sm [MHz], clocks.mem [MHz], power.draw [W], temperature.gpu, utilization.gpu [%]" >"$out/clocks.csv"
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu \
+  timeout "$total_budget" nvidia-smi \
+    --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu \
     --format=csv,noheader,nounits -lms 500 >>"$out/clocks.csv" 2>/dev/null &
   sampler=$!
 }
@@ -291,18 +296,19 @@ if [[ -n ${wanted[smoke]:-} ]]; then
   if [[ $mode == dry-run ]]; then
     echo "(dry run: nvidia-smi and doctor not run)" >"$out/doctor.txt"
   else
-    nvidia-smi >"$out/doctor.txt" 2>&1
-    nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap,clocks.max.sm,clocks.max.mem \
+    # A wedged driver must not hang the lease: everything that talks to the GPU has a timeout.
+    timeout 15 nvidia-smi >"$out/doctor.txt" 2>&1
+    timeout 15 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap,clocks.max.sm,clocks.max.mem \
       --format=csv >>"$out/doctor.txt" 2>&1
   fi
-  if ! step 20 "$bin" doctor --require-gpu >>"$out/doctor.txt" 2>&1; then
+  if ! step 15 "$bin" doctor --require-gpu >>"$out/doctor.txt" 2>&1; then
     stage_failed=1
     grep -iE "usable|driver|error" "$out/doctor.txt" | head -5 | sed 's/^/   /' | tee -a "$out/summary.txt"
     stage_done
     say "no usable GPU: the other stages need one; stopping"
     finish
   fi
-  run_tests 40 "cuda_kernel_tests (smoke: GEMV, ops, attention, sampling)" cuda_kernel_tests \
+  run_tests 35 "cuda_kernel_tests (smoke: GEMV, ops, attention, sampling)" cuda_kernel_tests \
     "--gtest_filter=$smoke_filter"
   stage_done
 fi
@@ -310,9 +316,9 @@ fi
 if [[ -n ${wanted[decode]:-} ]]; then
   stage decode
   start_clock_sampler
-  bench_run decode-smollm2-q4_1 30 "$smollm2" -p 512 -n 128 -d 0,512,2048 --batch 1 --reps 3
-  bench_run decode-qwen2.5-0.5b-bf16 30 "$qwen" -p 512 -n 128 -d 0,512,2048 --batch 1 --reps 3
-  bench_run decode-llama-3.2-1b-bf16 40 "$llama" -p 512 -n 128 -d 0,512,2048 --batch 1 --reps 3
+  bench_run decode-smollm2-q4_1 28 "$smollm2" -p 512 -n 128 -d 0,512,2048 --batch 1 --reps 3
+  bench_run decode-qwen2.5-0.5b-bf16 28 "$qwen" -p 512 -n 128 -d 0,512,2048 --batch 1 --reps 3
+  bench_run decode-llama-3.2-1b-bf16 38 "$llama" -p 512 -n 128 -d 0,512,2048 --batch 1 --reps 3
   stage_done
 fi
 
@@ -320,16 +326,16 @@ if [[ -n ${wanted[tests]:-} ]]; then
   stage tests
   run_tests 70 "cuda_kernel_tests (all the smoke stage did not run)" cuda_kernel_tests \
     "--gtest_filter=-$smoke_filter"
-  run_tests 100 cuda_engine_tests cuda_engine_tests
+  run_tests 95 cuda_engine_tests cuda_engine_tests
   stage_done
 fi
 
 if [[ -n ${wanted[sweep]:-} ]]; then
   stage sweep
   start_clock_sampler
-  bench_run sweep-smollm2-q4_1 20 "$smollm2" -p 0 -n 128 --batch 8,32,64 --reps 2
-  bench_run sweep-qwen2.5-0.5b-bf16 20 "$qwen" -p 0 -n 128 --batch 8,32,64 --reps 2
-  bench_run sweep-llama-3.2-1b-bf16 25 "$llama" -p 0 -n 128 --batch 8,32,64 --reps 2
+  bench_run sweep-smollm2-q4_1 18 "$smollm2" -p 0 -n 128 --batch 8,32,64 --reps 2
+  bench_run sweep-qwen2.5-0.5b-bf16 18 "$qwen" -p 0 -n 128 --batch 8,32,64 --reps 2
+  bench_run sweep-llama-3.2-1b-bf16 24 "$llama" -p 0 -n 128 --batch 8,32,64 --reps 2
   # What kernel overlap (programmatic dependent launch, on by default) is worth at batch 1, and
   # what sampling on the device costs over greedy.
   bench_run smollm2-q4_1-no-overlap 10 "$smollm2" -p 0 -n 128 --batch 1 --reps 3 --option overlap=false

@@ -23,6 +23,10 @@ MAX_DEPTH = 2  # folders below OUT
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 PREDICTIONS_MARKER = "<!-- gpu-check predictions -->"
 SAMPLE_BANDWIDTH_GBS = 4300.0  # the H200's measured copy rate (docs/cuda.md), for sample rows only
+# Model files whose predictions are those of a synthetic model of the same shapes and bytes.
+ALIASES = {"SmolLM2-135M-Instruct.Q4_1.gguf": "synth:smollm2-135m:Q4_1"}
+CUT = {124: "cut at its time limit", 137: "cut at its time limit (killed)",
+       125: "not run: its stage was out of time"}
 
 
 def read_jsonl(path):
@@ -42,10 +46,8 @@ def record(args):
         run["results"] = json.loads(text) if text.strip() else []
     except ValueError as error:
         run["results"], run["error"] = [], f"bench printed no JSON ({error})"
-    if args.status == 124:
-        run["error"] = "cut at its time limit"
-    elif args.status == 125:
-        run["error"] = "not run: its stage was out of time"
+    if args.status in CUT:
+        run["error"] = CUT[args.status]
     with open(pathlib.Path(args.out) / "bench.jsonl", "a") as f:
         f.write(json.dumps(run) + "\n")
 
@@ -143,10 +145,10 @@ def test_summary(path):
                 what += f", {current['skipped']} skipped"
             if current["failed"]:
                 what += " (" + ", ".join(current["failed"][:6]) + ")"
-            if status == 124:
-                what += ", cut at its time limit"
-            elif status == 125:
-                what = "not run: its stage was out of time"
+            if status == 125:
+                what = CUT[125]
+            elif status in CUT:
+                what += ", " + CUT[status]
             elif status != 0 and not current["failed"]:
                 what += f", exit {status}"
             lines.append((current["name"], what))
@@ -176,7 +178,8 @@ def result_rows(runs, predictions):
             step_ms = f"{1000.0 * batch / rate:.3f}" if tg and rate else ""
             roof = f"{r['roofline_percent']:.0f}" if tg and r.get("roofline_percent") else ""
             predicted, verdict = "", ""
-            p = predictions.get((r["model"], depth, batch)) if tg and (
+            model = ALIASES.get(pathlib.PurePath(r["model"]).name, r["model"])
+            p = predictions.get((model, depth, batch)) if tg and (
                 run["run"].startswith(("decode-", "sweep-"))) else None
             if p:
                 low, high = p["range"]

@@ -21,7 +21,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 packages=(
   build-essential cmake ninja-build pkg-config git python3 python3-pip
   libboost1.81-dev libboost-json1.81-dev libtomlplusplus-dev libspdlog-dev libcli11-dev
-  libpcre2-dev libgtest-dev libssl-dev
+  libpcre2-dev libgtest-dev libssl-dev libexpected-dev
   clang-14 libclang-rt-14-dev  # libFuzzer for the parser fuzz tests
   python3-jinja2               # reference renders for chat-template goldens (tools/)
   chromium chromium-driver     # tests/http/test_web_page.py: the chat page in a real browser

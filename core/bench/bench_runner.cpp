@@ -65,7 +65,7 @@ Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& pr
   batch.submitted = Clock::now();
   auto submitted = engine.submit_together(requests);
   if (!submitted) {
-    batch.error = submitted.error();
+    batch.error = submitted.error().message;
     return batch;
   }
   const std::vector<std::uint64_t>& ids = *submitted;

@@ -113,7 +113,7 @@ int generate_command(const GenerateArguments& arguments) {
   };
   auto id = (*engine)->submit(request);
   if (!id) {
-    std::cerr << "error: " << id.error() << "\n";
+    std::cerr << "error: " << id.error().message << "\n";
     return kExitRuntimeError;
   }
   core::Engine* running = engine->get();

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
@@ -225,31 +226,36 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   return tokenizer.encode(*text, options);
 }
 
-Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
+Expected<std::uint64_t, Status> Engine::submit(const lpx_request& caller_request) {
   auto ids = submit_together({&caller_request, 1});
-  if (!ids) return unexpected(ids.error());
+  if (!ids) return unexpected(std::move(ids).error());
   return ids->front();
 }
 
-Expected<std::vector<std::uint64_t>> Engine::submit_together(
+Expected<std::vector<std::uint64_t>, Status> Engine::submit_together(
     std::span<const lpx_request> requests) {
   std::vector<std::unique_ptr<Request>> prepared;
   prepared.reserve(requests.size());
   for (const lpx_request& request : requests) {
     auto r = prepare(request);
-    if (!r) return unexpected(r.error());
+    if (!r) return unexpected(std::move(r).error());
     prepared.push_back(std::move(*r));
   }
   std::vector<std::uint64_t> ids;
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) return unexpected(std::string("the engine is shutting down"));
-    for (const auto& r : prepared) {  // every session first: all or nothing
+    if (stopping_) return unexpected(Status(LPX_ERR_UNAVAILABLE, "the engine is shutting down"));
+    std::set<std::uint64_t> claimed;  // every session first: all or nothing
+    for (const auto& r : prepared) {
       if (r->session == 0) continue;
+      const std::string session = std::to_string(r->session);
       auto it = sessions_.find(r->session);
-      if (it == sessions_.end()) return unexpected("unknown session " + std::to_string(r->session));
-      if (it->second->busy) {
-        return unexpected("session " + std::to_string(r->session) + " already has a request running");
+      if (it == sessions_.end()) {
+        return unexpected(Status(LPX_ERR_NOT_FOUND, "unknown session " + session, "session"));
+      }
+      if (it->second->busy || !claimed.insert(r->session).second) {
+        return unexpected(Status(LPX_ERR_CONFLICT,
+                                 "session " + session + " already has a request running", "session"));
       }
     }
     for (auto& r : prepared) {
@@ -264,35 +270,49 @@ Expected<std::vector<std::uint64_t>> Engine::submit_together(
   return ids;
 }
 
-Expected<std::unique_ptr<Engine::Request>> Engine::prepare(const lpx_request& caller_request) {
+Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
+    const lpx_request& caller_request) {
+  const auto invalid = [](std::string message, std::string field = {}) {
+    return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, std::move(message), std::move(field)));
+  };
   // lpx_request appeared in ABI 1.2 and grew in 1.3; a smaller (older) request is copied into a
   // zeroed current one, so the fields it lacks read as 0.
   constexpr std::size_t kSize_1_2 = offsetof(lpx_request, logprobs);
   if (caller_request.struct_size < kSize_1_2) {
-    return unexpected("request.struct_size is " + std::to_string(caller_request.struct_size) +
-                      "; an lpx_request (ABI 1.2) has at least " + std::to_string(kSize_1_2) +
-                      " bytes");
+    return invalid("request.struct_size is " + std::to_string(caller_request.struct_size) +
+                   "; an lpx_request (ABI 1.2) has at least " + std::to_string(kSize_1_2) +
+                   " bytes");
   }
   lpx_request request{};
   std::memcpy(&request, &caller_request,
               std::min<std::size_t>(caller_request.struct_size, sizeof(lpx_request)));
   if (request.top_logprobs > LPX_MAX_TOP_LOGPROBS) {
-    return unexpected("top_logprobs is " + std::to_string(request.top_logprobs) + "; at most " +
-                      std::to_string(LPX_MAX_TOP_LOGPROBS));
+    return invalid("top_logprobs is " + std::to_string(request.top_logprobs) + "; at most " +
+                       std::to_string(LPX_MAX_TOP_LOGPROBS),
+                   "top_logprobs");
   }
-  if (request.on_done == nullptr) return unexpected(std::string("request.on_done is required"));
+  if (request.on_done == nullptr) return invalid("request.on_done is required");
+  // The request field its input came from, which the prompt's refusals are about.
+  const char* input = request.messages != nullptr || request.message_count != 0 ? "messages"
+                                                                                : "prompt";
   auto prompt = prompt_tokens(request);
-  if (!prompt) return unexpected(prompt.error());
-  if (prompt->empty()) return unexpected(std::string("the prompt is empty"));
+  if (!prompt) return invalid(prompt.error(), input);
+  if (prompt->empty()) return invalid("the prompt is empty", input);
   const auto n_prompt = static_cast<std::uint64_t>(prompt->size());
   if (n_prompt >= config_.context_size) {
-    return unexpected("the prompt has " + std::to_string(n_prompt) + " tokens; the context holds " +
-                      std::to_string(config_.context_size) + " (prompt + at least 1 generated)");
+    return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
+                             "the prompt has " + std::to_string(n_prompt) +
+                                 " tokens; the context holds " +
+                                 std::to_string(config_.context_size) +
+                                 " (prompt + at least 1 generated)",
+                             input));
   }
   if (request.max_tokens != 0 && n_prompt + request.max_tokens > config_.context_size) {
-    return unexpected("prompt (" + std::to_string(n_prompt) + " tokens) + max_tokens (" +
-                      std::to_string(request.max_tokens) + ") exceeds the context (" +
-                      std::to_string(config_.context_size) + " tokens)");
+    return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
+                             "prompt (" + std::to_string(n_prompt) + " tokens) + max_tokens (" +
+                                 std::to_string(request.max_tokens) + ") exceeds the context (" +
+                                 std::to_string(config_.context_size) + " tokens)",
+                             "max_tokens"));
   }
   auto r = std::make_unique<Request>();
   r->prompt = std::move(*prompt);
@@ -302,8 +322,8 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(const lpx_request& ca
                             : config_.context_size;
   std::vector<std::string> stops;
   for (std::size_t i = 0; i < request.stop_count; ++i) {
-    if (request.stop[i] == nullptr) return unexpected("stop string " + std::to_string(i) + " is NULL");
-    if (auto ok = check_utf8(request.stop[i], "a stop string"); !ok) return unexpected(ok.error());
+    if (request.stop[i] == nullptr) return invalid("stop string " + std::to_string(i) + " is NULL", "stop");
+    if (auto ok = check_utf8(request.stop[i], "a stop string"); !ok) return invalid(ok.error(), "stop");
     stops.emplace_back(request.stop[i]);
   }
   r->stops = StopMatcher(std::move(stops));
@@ -315,18 +335,19 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(const lpx_request& ca
       const std::int32_t token = sampling->logit_bias_tokens[i];
       const float value = sampling->logit_bias_values[i];
       if (token < 0 || static_cast<std::uint32_t>(token) >= h_.n_vocab) {
-        return unexpected("logit_bias: token " + std::to_string(token) + " is not in the vocabulary (" +
-                          std::to_string(h_.n_vocab) + " tokens)");
+        return invalid("logit_bias: token " + std::to_string(token) + " is not in the vocabulary (" +
+                           std::to_string(h_.n_vocab) + " tokens)",
+                       "logit_bias");
       }
       if (std::isnan(value) || value == INFINITY) {
-        return unexpected("logit_bias: the bias of token " + std::to_string(token) +
+        return invalid("logit_bias: the bias of token " + std::to_string(token) +
                           " must be a number or -infinity");
       }
       bias.push_back({token, value});
     }
   }
   auto links = parts_.samplers->links(sampling);
-  if (!links) return unexpected(links.error());
+  if (!links) return unexpected(links.error());  // with its code and field
   std::uint64_t seed = 0;
   if (sampling != nullptr && (sampling->set & LPX_SET_SEED)) {
     seed = sampling->seed;
@@ -336,7 +357,7 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(const lpx_request& ca
   try {
     r->sampler = std::make_unique<SamplerChain>(std::move(*links), seed, h_.n_vocab, std::move(bias));
   } catch (const EngineError& e) {
-    return unexpected(std::string(e.what()));
+    return invalid(e.what());
   }
   r->decoder.emplace(*parts_.tokenizer);
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
@@ -349,7 +370,11 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(const lpx_request& ca
   r->session = request.session;
   r->submitted = Clock::now();
   if (cache_->blocks_for(r->positions_needed) > cache_->shape().n_blocks) {
-    return unexpected(std::string("the request needs more KV cache than the pool has"));
+    return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
+                             "the request needs " + std::to_string(r->positions_needed) +
+                                 " positions of KV cache; the pool holds " +
+                                 std::to_string(cache_->total_positions()),
+                             "max_tokens"));
   }
   return r;
 }

@@ -24,7 +24,7 @@ lpx_status* submit(lpx_engine* engine, const lpx_request* request, uint64_t* out
   }
   return guard([&] {
     auto id = self(engine).submit(*request);
-    if (!id) throw Error(LPX_ERR_INVALID_ARGUMENT, id.error());
+    if (!id) throw Error(id.error().code, id.error().message, id.error().field);
     *out_id = *id;
   });
 }

@@ -77,7 +77,7 @@ Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& 
   return link;
 }
 
-Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::links(
+Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> SamplerChainFactory::links(
     const lpx_sampling_overrides* overrides) {
   std::vector<std::shared_ptr<PluginInstance>> out;
   const std::uint32_t set = overrides ? overrides->set & ~LPX_SET_SEED : 0u;
@@ -96,7 +96,11 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::link
                            [&](const SamplerLinkSpec& l) { return named(l, field.plugin); });
     if (it == chain.end()) {
       auto link = standard_link(field.plugin);
-      if (!link) return unexpected(std::string(field.request_name) + ": " + link.error());
+      if (!link) {
+        return unexpected(Status(LPX_ERR_UNSUPPORTED,
+                                 std::string(field.request_name) + ": " + link.error(),
+                                 field.request_name));
+      }
       const bool lead = std::string_view(field.plugin) == "penalties";
       it = chain.insert(lead ? chain.begin() : chain.begin() + static_cast<long>(selector),
                         std::move(*link));
@@ -104,19 +108,24 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::link
     }
     auto ok = set_option(it->options, field.option, value_of(*overrides, field.bit),
                          field.request_name);
-    if (!ok) return unexpected(ok.error());
+    if (!ok) return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, ok.error(), field.request_name));
   }
   if ((set & LPX_SET_TEMPERATURE) && overrides->temperature > 0 && named(chain[selector], "greedy")) {
     auto dist = standard_link("dist");
-    if (!dist) return unexpected("temperature: " + dist.error());
+    if (!dist) {
+      return unexpected(Status(LPX_ERR_UNSUPPORTED, "temperature: " + dist.error(), "temperature"));
+    }
     chain[selector] = std::move(*dist);
   }
   for (SamplerLinkSpec& link : chain) {
+    // Checks across options ("min_p must not exceed top_p"): the message starts with the
+    // option's name, the plugins' convention, which is also the request field's.
     if (auto valid = link.library->validate_options(link.options); !valid) {
-      return unexpected(valid.error());
+      return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, valid.error(),
+                               valid.error().substr(0, valid.error().find(':'))));
     }
     auto instance = link.library->create(link.options);
-    if (!instance) return unexpected(instance.error());
+    if (!instance) return unexpected(Status(LPX_ERR_INTERNAL, instance.error()));
     out.push_back(std::move(*instance));
   }
   return out;

@@ -34,8 +34,8 @@ class SamplerChainFactory {
   SamplerChainFactory(std::vector<SamplerLinkSpec> chain, PluginRegistry& registry)
       : chain_(std::move(chain)), registry_(registry) {}
 
-  // The links for a request. Errors name the field and the value.
-  Expected<std::vector<std::shared_ptr<PluginInstance>>> links(
+  // The links for a request. Errors name the field (also as Status::field) and the value.
+  Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> links(
       const lpx_sampling_overrides* overrides);
 
  private:

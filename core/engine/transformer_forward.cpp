@@ -21,6 +21,7 @@ void add_bias(float* rows_data, const lpx_tensor_view* bias, std::uint32_t rows,
 }
 
 void scale_in_place(float* x, std::size_t n, float scale) {
+  scale = scale_or_one(scale);
   if (scale == 1.0f) return;
   for (std::size_t i = 0; i < n; ++i) x[i] *= scale;
 }
@@ -139,9 +140,10 @@ void TransformerForward::attention_block(const Batch& batch, const lpx_transform
     backend_.rms_norm(k_.data(), floats(layer.k_norm), k_.data(),
                       std::size_t{rows} * d_.n_head_kv, d_.head_dim, d_.norm_eps);
   }
-  if (layer.rope.n_rot != 0) {
-    backend_.rope(q_.data(), rows, d_.n_head, d_.head_dim, batch.positions.data(), layer.rope);
-    backend_.rope(k_.data(), rows, d_.n_head_kv, d_.head_dim, batch.positions.data(), layer.rope);
+  if (layer.rope != nullptr && layer.rope->n_rot != 0) {
+    backend_.rope(q_.data(), rows, d_.n_head, d_.head_dim, batch.positions.data(), *layer.rope);
+    backend_.rope(k_.data(), rows, d_.n_head_kv, d_.head_dim, batch.positions.data(),
+                  *layer.rope);
   }
 
   for (const BatchSequence& sequence : batch.sequences) {

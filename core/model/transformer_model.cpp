@@ -6,10 +6,9 @@ namespace lpx::core {
 namespace {
 
 bool same_rope(const lpx_rope_params& a, const lpx_rope_params& b) {
-  const auto magnitude = [](float f) { return f != 0.0f ? f : 1.0f; };
   return a.mode == b.mode && a.n_rot == b.n_rot && a.freq_base == b.freq_base &&
          a.freq_scale == b.freq_scale && a.freq_factors == b.freq_factors &&
-         magnitude(a.attn_factor) == magnitude(b.attn_factor);
+         scale_or_one(a.attn_factor) == scale_or_one(b.attn_factor);
 }
 
 std::string layer_name(std::uint32_t i) { return "layer " + std::to_string(i) + ": "; }
@@ -36,8 +35,9 @@ Expected<bool> check_layer(const lpx_transformer_desc& d, const lpx_transformer_
                         "' must be f32 (norm weights and biases are read as floats)");
     }
   }
-  const lpx_rope_params& r = l.rope;
-  if (r.n_rot % 2 != 0 || r.n_rot > d.head_dim ||
+  if (l.rope == nullptr) return true;
+  const lpx_rope_params& r = *l.rope;
+  if (r.struct_size < sizeof(lpx_rope_params) || r.n_rot % 2 != 0 || r.n_rot > d.head_dim ||
       (r.mode != LPX_ROPE_NORMAL && r.mode != LPX_ROPE_NEOX)) {
     return unexpected(layer_name(i) + "rope over " + std::to_string(r.n_rot) + " of " +
                       std::to_string(d.head_dim) + " dims (mode " + std::to_string(r.mode) +
@@ -60,13 +60,22 @@ const float* TransformerModel::keep(std::vector<float> values) {
   return kept_.emplace_back(std::move(values)).data();
 }
 
+const lpx_rope_params* TransformerModel::keep(const lpx_rope_params& rope) {
+  return &ropes_.emplace_back(rope);
+}
+
 lpx_transformer_layer new_layer() {
   lpx_transformer_layer l{};
   l.struct_size = sizeof(lpx_transformer_layer);
-  l.rope.struct_size = sizeof(lpx_rope_params);
-  l.rope.freq_scale = 1.0f;
-  l.rope.attn_factor = 1.0f;
   return l;
+}
+
+lpx_rope_params new_rope() {
+  lpx_rope_params r{};
+  r.struct_size = sizeof(lpx_rope_params);
+  r.freq_scale = 1.0f;
+  r.attn_factor = 1.0f;
+  return r;
 }
 
 Expected<bool> TransformerModel::finish() {
@@ -101,20 +110,21 @@ std::uint64_t required_features(const lpx_transformer_desc& d) {
     if (l.window > 0) f |= LPX_FEATURE_SLIDING_WINDOW;
     if (l.wqkv != nullptr) f |= LPX_FEATURE_FUSED_QKV;
     if (l.ffn_gate_up != nullptr) f |= LPX_FEATURE_FUSED_GATE_UP;
-    if (l.rope.n_rot == 0) {
+    if (l.rope == nullptr || l.rope->n_rot == 0) {
       f |= LPX_FEATURE_NOPE_LAYERS;
       continue;
     }
-    if (l.rope.freq_factors != nullptr) f |= LPX_FEATURE_ROPE_FACTORS;
-    if (l.rope.attn_factor != 0.0f && l.rope.attn_factor != 1.0f) f |= LPX_FEATURE_ROPE_ATTN_FACTOR;
+    if (l.rope->freq_factors != nullptr) f |= LPX_FEATURE_ROPE_FACTORS;
+    if (scale_or_one(l.rope->attn_factor) != 1.0f) f |= LPX_FEATURE_ROPE_ATTN_FACTOR;
     if (first_rope == nullptr) {
-      first_rope = &l.rope;
-    } else if (!same_rope(*first_rope, l.rope)) {
+      first_rope = l.rope;
+    } else if (!same_rope(*first_rope, *l.rope)) {
       f |= LPX_FEATURE_LAYER_ROPE;
     }
   }
   if (d.activation == LPX_ACTIVATION_GELU_TANH) f |= LPX_FEATURE_GELU;
-  if (d.embedding_scale != 1.0f || d.residual_scale != 1.0f || d.logit_scale != 1.0f) {
+  if (scale_or_one(d.embedding_scale) != 1.0f || scale_or_one(d.residual_scale) != 1.0f ||
+      scale_or_one(d.logit_scale) != 1.0f) {
     f |= LPX_FEATURE_SCALES;
   }
   if (d.attention_softcap > 0.0f) f |= LPX_FEATURE_ATTENTION_SOFTCAP;

@@ -26,8 +26,9 @@ class TransformerModel {
   // The architecture fills these, then calls finish().
   lpx_transformer_desc& desc() noexcept { return desc_; }
   std::vector<lpx_transformer_layer>& layers() noexcept { return layers_; }
-  // Keeps `values` alive as long as the model and returns where they are.
+  // Keep `values` / `rope` alive as long as the model and return where they are.
   const float* keep(std::vector<float> values);
+  const lpx_rope_params* keep(const lpx_rope_params& rope);
   // Points the description at the layers, sets the struct sizes and stride, computes the
   // feature bits, and checks that the description is whole and consistent (one of wq/wk/wv and
   // wqkv per layer, and so on); errors name the layer and the field.
@@ -41,10 +42,16 @@ class TransformerModel {
   lpx_transformer_desc desc_{};
   std::vector<lpx_transformer_layer> layers_;
   std::deque<std::vector<float>> kept_;
+  std::deque<lpx_rope_params> ropes_;
 };
 
-// A new layer with its struct size set, rope attn_factor 1 and freq_scale 1.
+// A new layer with its struct size set and no rope.
 lpx_transformer_layer new_layer();
+// Rope params with their struct size set, freq_scale and attn_factor 1, the rest 0.
+lpx_rope_params new_rope();
+
+// A scale of the description: 0 reads as 1 (lpx/kinds/transformer.h).
+inline float scale_or_one(float scale) noexcept { return scale == 0.0f ? 1.0f : scale; }
 
 // The feature bits `desc` needs, from its contents (lpx_model_feature).
 std::uint64_t required_features(const lpx_transformer_desc& desc);

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "lpx/lpx.h"
@@ -41,6 +42,17 @@ constexpr std::optional<Layout> layout_for_minor(std::uint32_t minor) {
     if (l.minor == minor) return l;
   }
   return std::nullopt;
+}
+
+// Copies what a plugin's struct holds into the host's zeroed one: the bytes its minor defines,
+// and no more than it says it has (callers refuse a struct shorter than its minor first) nor
+// than the host's struct holds. Bytes the plugin's minor does not define stay zero: the
+// entries added later read as NULL and are never called.
+inline void copy_defined(const void* plugin, std::size_t plugin_size, std::size_t defined,
+                         void* host, std::size_t host_size) {
+  std::size_t n = defined < plugin_size ? defined : plugin_size;
+  n = n < host_size ? n : host_size;
+  std::memcpy(host, plugin, n);
 }
 
 // The bytes of `kind`'s table that `layout` defines.
@@ -85,6 +97,23 @@ static_assert(entry_index(offsetof(lpx_sampler_api, draw_uniform)) == 6,
               "the 2.0 sampler table cannot change");
 static_assert(entry_index(offsetof(lpx_transport_api, request_stop)) == 1,
               "the 2.0 transport table cannot change");
+
+// The structs passed across that carry their own size grow only at their end: their 2.0 ends
+// are frozen here (a field appended later is read only when struct_size covers it).
+static_assert(sizeof(lpx_status) == 40 && offsetof(lpx_status, field) == 32,
+              "the 2.0 status cannot change");
+static_assert(sizeof(lpx_rope_params) == 40 && offsetof(lpx_rope_params, attn_factor) == 32,
+              "the 2.0 rope params cannot change");
+static_assert(sizeof(lpx_attention_args) == 96 && offsetof(lpx_attention_args, softcap) == 88,
+              "the 2.0 attention args cannot change");
+static_assert(sizeof(lpx_transformer_layer) == 160 &&
+                  offsetof(lpx_transformer_layer, rope) == 8 &&
+                  offsetof(lpx_transformer_layer, post_ffn_norm) == 152,
+              "the 2.0 transformer layer cannot change");
+static_assert(offsetof(lpx_transformer_desc, layers) == 112 &&
+                  offsetof(lpx_transformer_desc, max_context) == 140,
+              "the 2.0 transformer description cannot change");
+static_assert(offsetof(lpx_forward_args, sampling) == 80, "the 2.0 forward args cannot change");
 
 #undef LPX_END_OF
 

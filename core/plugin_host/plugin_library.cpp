@@ -56,7 +56,7 @@ Expected<Api> copy_kind_api(const void* table, lpx_plugin_kind kind, std::uint32
                       std::to_string(defined));
   }
   Api api{};
-  std::memcpy(&api, table, std::min(defined, sizeof(Api)));
+  abi::copy_defined(table, plugin_size, defined, &api, sizeof(Api));
   return api;
 }
 
@@ -173,7 +173,7 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
                       version_text(d.abi_major, d.abi_minor) + " needs at least " +
                       std::to_string(needed));
   }
-  std::memcpy(&descriptor_, &d, needed);
+  abi::copy_defined(&d, d.struct_size, needed, &descriptor_, sizeof(descriptor_));
 
   PluginDescription& out = description_;
   out.name = text_or_empty(descriptor_.name);

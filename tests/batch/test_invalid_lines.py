@@ -39,7 +39,8 @@ def test_invalid_lines_fail_alone(tmp_path):
     assert len(by_line) == len(failures), "a line failed twice"
     assert sorted(by_line) == [2, 3, 4, 5, 6, 7, 9, 10, 14]
     for f in failures:
-        assert f["code"] == "invalid_request", f
+        expected = "context_length_exceeded" if f.get("id") == "too-long" else "invalid_request"
+        assert f["code"] == expected, f
         assert isinstance(f["error"], str) and f["error"], f
         assert isinstance(f["attempts"], int) and f["attempts"] <= 1, f  # never retried
     known = {3: "no-prompt", 4: "tokens-text", 5: "temperature-text", 6: "stop-number",
@@ -71,7 +72,8 @@ def test_prompt_longer_than_context_is_not_retried(tmp_path):
     results, failures = outcomes(run_dir)
     assert [r["id"] for r in results] == ["short"]
     assert len(failures) == 1 and failures[0]["id"] == "long", failures
-    assert failures[0]["code"] == "invalid_request" and failures[0]["attempts"] == 1, failures
+    assert failures[0]["code"] == "context_length_exceeded" and failures[0]["attempts"] == 1, failures
+    assert failures[0]["param"] == "prompt", failures  # the engine's field, not a parsed message
     assert "retry" not in (run_dir / "run.log").read_text()
 
 

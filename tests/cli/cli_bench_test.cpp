@@ -37,7 +37,7 @@ TEST(CliBench, JsonHasOneElementPerTestAndBatch) {
 }
 
 // -d: tg tests after a prompt of D tokens (llama-bench's "tgN @ dD"), depth by depth and batch
-// by batch; pp tests ignore it. Decode at depth reads more KV: no faster than at depth 0.
+// by batch; pp tests ignore it.
 TEST(CliBench, DepthRunsEveryTgTestAfterThatManyPositions) {
   ASSERT_TRUE(std::filesystem::exists(kTiny)) << kTiny;
   CommandResult r = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "8", "-n", "8",
@@ -54,9 +54,6 @@ TEST(CliBench, DepthRunsEveryTgTestAfterThatManyPositions) {
     EXPECT_EQ(o.at("batch").to_number<std::int64_t>(), batches[i - 1]);
     EXPECT_GT(o.at("tokens_per_s").to_number<double>(), 0.0);
   }
-  // The prefill of 200 tokens comes before the first token: a longer time to it than at d0.
-  EXPECT_GT(items[3].as_object().at("ttft_ms").to_number<double>(),
-            items[1].as_object().at("ttft_ms").to_number<double>());
   CommandResult table = run_lpx({"--log-level", "warn", "bench", "--model", kTiny, "-p", "0", "-n", "4",
                                  "-d", "64", "--reps", "1"});
   ASSERT_EQ(table.exit_code, 0) << table.err;

@@ -127,7 +127,9 @@ TEST_F(EngineApi13, TooManyTopLogprobsAreRefused) {
   r.on_done = [](void*, const lpx_request_result*) {};
   auto id = engine->submit(r);
   ASSERT_FALSE(id.has_value());
-  EXPECT_NE(id.error().find("top_logprobs"), std::string::npos) << id.error();
+  EXPECT_NE(id.error().message.find("top_logprobs"), std::string::npos) << id.error().message;
+  EXPECT_EQ(id.error().code, LPX_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(id.error().field, "top_logprobs");
 }
 
 TEST_F(EngineApi13, TheContextEndCanBeALengthFinish) {

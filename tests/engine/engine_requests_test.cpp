@@ -84,13 +84,19 @@ TEST_F(EngineRequests, APromptLongerThanTheContextIsRefusedAtSubmit) {
   r.on_done = [](void*, const lpx_request_result*) {};
   auto id = engine->submit(r);
   ASSERT_FALSE(id.has_value());
-  EXPECT_NE(id.error().find("the context holds 16"), std::string::npos) << id.error();
+  EXPECT_NE(id.error().message.find("the context holds 16"), std::string::npos)
+      << id.error().message;
+  EXPECT_EQ(id.error().code, LPX_ERR_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(id.error().field, "prompt");
   lpx_request fits = text("Hello", 40);  // 1 + 40 > 16
   fits.struct_size = sizeof(fits);
   fits.on_done = r.on_done;
   auto refused = engine->submit(fits);
   ASSERT_FALSE(refused.has_value());
-  EXPECT_NE(refused.error().find("exceeds the context"), std::string::npos) << refused.error();
+  EXPECT_NE(refused.error().message.find("exceeds the context"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().code, LPX_ERR_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error().field, "max_tokens");
 }
 
 TEST_F(EngineRequests, RunningOutOfContextIsAnErrorNotATruncation) {
@@ -195,7 +201,9 @@ TEST_F(EngineRequests, AnOutOfRangeOverrideIsRefusedWithItsName) {
   r.on_done = [](void*, const lpx_request_result*) {};
   auto id = engine->submit(r);
   ASSERT_FALSE(id.has_value());
-  EXPECT_NE(id.error().find("top_p"), std::string::npos) << id.error();
+  EXPECT_NE(id.error().message.find("top_p"), std::string::npos) << id.error().message;
+  EXPECT_EQ(id.error().code, LPX_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(id.error().field, "top_p");
 }
 
 TEST_F(EngineRequests, ChatAnswersNeverShowSpecialTokens) {
@@ -284,7 +292,10 @@ TEST(EngineSubmitTogether, QueuesAllOrNone) {
   const std::vector<lpx_request> mixed = {request(a), request(too_long)};
   auto refused = engine->submit_together(mixed);
   ASSERT_FALSE(refused);
-  EXPECT_NE(refused.error().find("the prompt has 5000 tokens"), std::string::npos) << refused.error();
+  EXPECT_NE(refused.error().message.find("the prompt has 5000 tokens"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().code, LPX_ERR_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error().field, "prompt");
   lpx_engine_stats stats{};
   stats.struct_size = sizeof(stats);
   engine->stats(stats);

@@ -144,9 +144,9 @@ Generation generate(core::Engine& engine, lpx_request request) {
     out.cached_tokens = r->cached_tokens;
   };
   auto id = engine.submit(request);
-  EXPECT_TRUE(id.has_value()) << (id ? "" : id.error());
+  EXPECT_TRUE(id.has_value()) << (id ? "" : id.error().message);
   if (!id) {
-    g.error = id.error();
+    g.error = id.error().message;
     return g;
   }
   engine.wait(*id);

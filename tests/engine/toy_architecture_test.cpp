@@ -109,9 +109,11 @@ core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
       layer.wqkv = t.required(blk(l, "attn_qkv.weight"));
       layer.ffn_gate_up = t.required(blk(l, "ffn_gate_up.weight"));
       layer.window = static_cast<std::uint32_t>(*window);
-      layer.rope.mode = LPX_ROPE_NEOX;
-      layer.rope.n_rot = h.n_rot;
-      layer.rope.freq_base = static_cast<float>(h.rope_freq_base);
+      lpx_rope_params rope = core::new_rope();
+      rope.mode = LPX_ROPE_NEOX;
+      rope.n_rot = h.n_rot;
+      rope.freq_base = static_cast<float>(h.rope_freq_base);
+      layer.rope = model.keep(rope);
     } else {
       layer.wq = t.required(blk(l, "attn_q.weight"));
       layer.wk = t.required(blk(l, "attn_k.weight"));
@@ -120,11 +122,13 @@ core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
       layer.ffn_up = t.required(blk(l, "ffn_up.weight"));
     }
     if (l == 1) {
-      layer.rope.mode = LPX_ROPE_NORMAL;
-      layer.rope.n_rot = h.n_rot;
-      layer.rope.freq_base = static_cast<float>(kLayer1Base);
-      layer.rope.freq_factors = factors ? static_cast<const float*>(factors->data) : nullptr;
-      layer.rope.attn_factor = static_cast<float>(kLayer1AttnFactor);
+      lpx_rope_params rope = core::new_rope();
+      rope.mode = LPX_ROPE_NORMAL;
+      rope.n_rot = h.n_rot;
+      rope.freq_base = static_cast<float>(kLayer1Base);
+      rope.freq_factors = factors ? static_cast<const float*>(factors->data) : nullptr;
+      rope.attn_factor = static_cast<float>(kLayer1AttnFactor);
+      layer.rope = model.keep(rope);
     }
     if (l < 2) {
       layer.q_norm = t.required(blk(l, "attn_q_norm.weight"));

@@ -375,14 +375,25 @@ def test_prompt_longer_than_context_is_400(small_context_server):
     c = make_client(small_context_server)
     assert c.models.list().data[0].model_extra["context_length"] == 256
     long_prompt = "hello " * 400  # ~401 tokens, context 256
+    # The engine's refusal keeps its code and field (resource exhausted, the prompt), which the
+    # server answers as OpenAI does, without reading the message.
     for _ in range(10):
-        expect_400(lambda: c.completions.create(model="any", prompt=long_prompt, max_tokens=4,
-                                                temperature=0))
-    expect_400(lambda: c.completions.create(model="any", prompt=[19556] * 300, max_tokens=4,
-                                            temperature=0))
-    expect_400(lambda: c.chat.completions.create(
+        error = expect_400(lambda: c.completions.create(model="any", prompt=long_prompt,
+                                                        max_tokens=4, temperature=0),
+                           param="prompt")
+        assert error["code"] == "context_length_exceeded", error
+    error = expect_400(lambda: c.completions.create(model="any", prompt=[19556] * 300,
+                                                    max_tokens=4, temperature=0), param="prompt")
+    assert error["code"] == "context_length_exceeded", error
+    error = expect_400(lambda: c.chat.completions.create(
         model="any", messages=[{"role": "user", "content": long_prompt}], max_tokens=4,
-        temperature=0))
+        temperature=0), param="messages")
+    assert error["code"] == "context_length_exceeded", error
+    # A prompt that fits but leaves too little room for max_tokens: the field is max_tokens.
+    error = expect_400(lambda: c.completions.create(model="any", prompt=[19556] * 200,
+                                                    max_tokens=100, temperature=0),
+                       param="max_tokens")
+    assert error["code"] == "context_length_exceeded", error
     assert small_context_server.alive(), small_context_server.log()
     status, body = get(small_context_server, "/health")
     assert status == 200 and json.loads(body) == {"status": "ok"}

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "plugin_host/abi_layout.hpp"
 #include "plugin_host/plugin_library.hpp"
 #include "plugin_host/plugin_test_helpers.hpp"
 
@@ -43,10 +44,10 @@ TEST_F(AbiNegotiation, RefusesANewerMinorNamingBothVersions) {
       << plugin.error();
 }
 
-// The host reads no more of a struct than the plugin's minor defines, however large the plugin
-// says it is: the aborting entries right after the 2.0 descriptor and sampler table are never
-// copied, let alone called (this process would abort).
-TEST_F(AbiNegotiation, ReadsNoMoreOfAStructThanItsMinorDefines) {
+// A plugin may say its structs are larger than its minor defines (built against a later SDK of
+// the same minor, or padded): it is accepted, runs, and the bytes past what its minor defines
+// (aborting entries here) are never read, let alone called (this process would abort).
+TEST_F(AbiNegotiation, AcceptsStructsLargerThanTheirMinorDefines) {
   auto plugin = PluginLibrary::load(good_plugin("oversized-tables"), services);
   ASSERT_TRUE(plugin) << plugin.error();
   EXPECT_EQ(plugin.value()->description().abi_minor, static_cast<unsigned>(LPX_ABI_MINOR));
@@ -61,6 +62,29 @@ TEST_F(AbiNegotiation, ReadsNoMoreOfAStructThanItsMinorDefines) {
   lpx_candidates c{candidates, 2, -1, 0, 0};
   EXPECT_EQ(api.apply(instance.value()->raw(), nullptr, &c), nullptr);
   EXPECT_EQ(c.selected, 0);
+}
+
+// The copy rule older minors rely on, on a synthetic layout: a 2-entry host table, a plugin of a
+// minor that defined 1 entry, however large the plugin says its table is.
+TEST(AbiLayout, CopiesOnlyWhatTheMinorDefinesAndTheHostHolds) {
+  struct Table {
+    std::uint32_t struct_size;
+    std::uint64_t first, second;
+  };
+  const Table plugin{sizeof(Table), 11, 99};
+  const std::size_t one_entry = offsetof(Table, second);
+  Table host{};
+  abi::copy_defined(&plugin, plugin.struct_size, one_entry, &host, sizeof host);
+  EXPECT_EQ(host.first, 11u);
+  EXPECT_EQ(host.second, 0u) << "an entry the plugin's minor does not define stays NULL";
+  Table small_host{};
+  abi::copy_defined(&plugin, plugin.struct_size, sizeof(Table) + 64, &small_host, sizeof small_host);
+  EXPECT_EQ(small_host.second, 99u) << "never more than the host's struct holds";
+  Table short_plugin_host{};
+  abi::copy_defined(&plugin, one_entry, sizeof(Table), &short_plugin_host, sizeof short_plugin_host);
+  EXPECT_EQ(short_plugin_host.second, 0u) << "never more than the plugin says it has";
+  EXPECT_FALSE(abi::layout_for_minor(LPX_ABI_MINOR + 1).has_value());
+  EXPECT_EQ(abi::layout_for_minor(0)->quant_backend, sizeof(lpx_quant_backend_api));
 }
 
 TEST_F(AbiNegotiation, RefusesAKindTableTooSmallForItsMinor) {

@@ -58,7 +58,7 @@ Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hy
   d.output = t.optional("output.weight");
   if (d.output == nullptr) d.output = d.token_embd;
 
-  lpx_rope_params rope = new_layer().rope;
+  lpx_rope_params rope = new_rope();
   rope.mode = family.rope_mode;
   rope.n_rot = h.n_rot;
   rope.freq_base = static_cast<float>(h.rope_freq_base);
@@ -77,10 +77,11 @@ Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hy
     rope.freq_factors = model.keep(std::move(*factors));
   }
 
+  const lpx_rope_params* every_layer = model.keep(rope);
   for (std::uint32_t i = 0; i < h.n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     lpx_transformer_layer l = new_layer();
-    l.rope = rope;
+    l.rope = every_layer;
     l.attn_norm = t.required(b + "attn_norm.weight");
     l.wq = t.required(b + "attn_q.weight");
     l.wk = t.required(b + "attn_k.weight");

@@ -7,9 +7,10 @@
 //     8: the dot order's accumulators), vectorised across head dims, then folded in the dot
 //     order's reduction tree.
 // Every operation, and the order of every sum, is the reference's; only the loops differ.
-// With a window, the loops start at the row's first attended position rounded down to a
-// multiple of 32 (kMaxLanes: whole score quads, softmax groups and dot lanes), and the
-// positions below the first attended one get weight 0, so every sum sees what the reference's
+// With a window, only the positions inside it are read (the cache may hold nothing valid before
+// them); the softmax runs over groups aligned as without a window (from the first attended
+// position rounded down to 32, kMaxLanes, the positions below it at weight 0), and each
+// position still lands in accumulator row t % lanes, so every sum sees what the reference's
 // sees.
 #include <immintrin.h>
 
@@ -54,11 +55,11 @@ struct Scratch {
   }
 };
 
-// Slots of positions [begin, n).
-void gather_slots(const lpx_attention_args& args, std::size_t begin, std::size_t n,
+// Slots of positions [first, n).
+void gather_slots(const lpx_attention_args& args, std::size_t first, std::size_t n,
                   const Scratch& scratch) {
-  std::size_t t = begin;
-  for (std::size_t b = begin / args.block_size; t < n; ++b) {
+  std::size_t t = first;
+  for (std::size_t b = first / args.block_size; t < n; ++b) {
     const auto base = static_cast<std::uint32_t>(args.block_table[b]) * args.block_size;
     for (std::uint32_t s = static_cast<std::uint32_t>(t % args.block_size);
          s < args.block_size && t < n; ++s, ++t) {
@@ -117,12 +118,12 @@ float add_leftovers(float dot, const float* q, const std::uint16_t* k, std::size
   return static_cast<float>(sum);
 }
 
-// weights[t] = dot(q, k_t) * scale for begin <= t < n, for every head of the batch.
-void scores(const Batch& batch, DotOrder order, float scale, std::size_t begin, std::size_t n,
+// weights[t] = dot(q, k_t) * scale for first <= t < n, for every head of the batch.
+void scores(const Batch& batch, DotOrder order, float scale, std::size_t first, std::size_t n,
             const Scratch& scratch) {
   const std::size_t dim = batch.dim;
   if (order == DotOrder::k1x8) {
-    for (std::size_t t = begin; t < n; ++t) {
+    for (std::size_t t = first; t < n; ++t) {
       if (t + kPrefetchAhead < n) {
         prefetch_row(batch.k + scratch.slot(t + kPrefetchAhead) * batch.stride, dim);
       }
@@ -134,7 +135,7 @@ void scores(const Batch& batch, DotOrder order, float scale, std::size_t begin, 
     return;
   }
   const std::size_t whole = dim - dim % 32;
-  for (std::size_t t0 = begin; t0 < n; t0 += 4) {
+  for (std::size_t t0 = first; t0 < n; t0 += 4) {
     const std::uint16_t* rows[4];
     for (std::size_t p = 0; p < 4; ++p) {
       const std::size_t t = t0 + p < n ? t0 + p : n - 1;  // repeats of the last are discarded
@@ -228,11 +229,12 @@ float reduce_rows1(const Accumulators& acc, DotOrder order, std::size_t c) {
   return order == DotOrder::k4x8 ? (t[0] + t[1]) + (t[2] + t[3]) : (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-// out[d] = sum_t weights[t] * v_t[d] over [begin, n) in `order`, for every head of the batch
-// (its output is where its rounded q was). begin: a multiple of kMaxLanes, so position t still
-// lands in accumulator row t % lanes.
-void weighted_sum(const Batch& batch, DotOrder order, std::size_t begin, std::size_t n,
-                  const Scratch& scratch) {
+// out[d] = sum_t weights[t] * v_t[d] over [first, n) in `order`, for every head of the batch
+// (its output is where its rounded q was). begin <= first: a multiple of kMaxLanes; position t
+// lands in accumulator row (t - begin) % lanes == t % lanes, and the rows [0, n - begin) are
+// cleared, as the positions [begin, first) of weight 0 would leave them.
+void weighted_sum(const Batch& batch, DotOrder order, std::size_t begin, std::size_t first,
+                  std::size_t n, const Scratch& scratch) {
   const std::size_t lanes = lanes_of(order);
   alignas(32) float storage[kMaxBatch * kMaxLanes * kTileDims];
   Accumulators acc[kMaxBatch];
@@ -250,8 +252,8 @@ void weighted_sum(const Batch& batch, DotOrder order, std::size_t begin, std::si
         }
       }
     }
-    std::size_t r = 0;
-    for (std::size_t t = begin; t < n; ++t) {
+    std::size_t r = (first - begin) % lanes;
+    for (std::size_t t = first; t < n; ++t) {
       if (t + kPrefetchAhead < n) {
         prefetch_row(batch.v + scratch.slot(t + kPrefetchAhead) * batch.stride + d0, tile);
       }
@@ -293,7 +295,7 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
   const std::size_t begin = first_position - first_position % kMaxLanes;
   const std::size_t weights_stride = round_up(n, kMaxLanes);
   const Scratch work{scratch, weights_stride, scratch + kMaxBatch * weights_stride};
-  gather_slots(args, begin, n, work);
+  gather_slots(args, first_position, n, work);
   const std::size_t dim = args.head_dim;
   const std::uint32_t group = args.n_heads / args.n_kv_heads;
   const DotOrder qk_order = reference::qk_dot_order(args.n_rows, args.head_dim);
@@ -323,11 +325,11 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
       for (; d < dim; ++d) out[d] = _cvtsh_ss(_cvtss_sh(q[d], _MM_FROUND_TO_NEAREST_INT));
       batch.q[g] = out;
     }
-    scores(batch, qk_order, args.scale, begin, n, work);
+    scores(batch, qk_order, args.scale, first_position, n, work);
     for (std::size_t g = 0; g < batch.count; ++g) {
       softmax(work.weights_of(g), begin, first_position, n, args.softcap);
     }
-    weighted_sum(batch, pv_order, begin, n, work);
+    weighted_sum(batch, pv_order, begin, first_position, n, work);
     first += static_cast<std::uint32_t>(batch.count);
   }
 }

@@ -22,8 +22,15 @@ std::string feature_list(std::uint64_t bits) {
   return out;
 }
 
-const float* floats(const lpx_tensor_view* view) {
-  return view != nullptr ? static_cast<const float*>(view->data) : nullptr;
+// A bias as the kernels read it: `width` f32 values, or null.
+const float* bias(const lpx_tensor_view* view, std::size_t width, std::uint32_t layer) {
+  if (view == nullptr) return nullptr;
+  if (view->type != LPX_TENSOR_F32 || view->size_bytes < width * sizeof(float)) {
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: layer " + std::to_string(layer) +
+                                                   " has a bias that is not " +
+                                                   std::to_string(width) + " f32 values");
+  }
+  return static_cast<const float*>(view->data);
 }
 
 }  // namespace
@@ -64,8 +71,22 @@ DenseModel dense_model(const lpx_transformer_desc& d) {
   m.max_sequences = d.max_sequences;
   m.max_context = d.max_context;
   // Without the features above every layer is alike: split projections, rope on all of them
-  // with the same parameters (the first layer's), no window, no post-norms.
-  m.rope = lpx_transformer_layer_at(&d, 0)->rope;
+  // with the same parameters (the first layer's), no window, no post-norms. Checked on the
+  // layers themselves too, not only on the bits the host computed.
+  for (std::uint32_t i = 0; i < d.n_layer; ++i) {
+    const lpx_transformer_layer& l = *lpx_transformer_layer_at(&d, i);
+    if (l.rope == nullptr || l.rope->n_rot == 0 || l.window != 0 || l.wqkv != nullptr ||
+        l.ffn_gate_up != nullptr || l.q_norm != nullptr || l.k_norm != nullptr ||
+        l.post_attention_norm != nullptr || l.post_ffn_norm != nullptr) {
+      unsupported("layer " + std::to_string(i) + " uses features its flags do not state");
+    }
+  }
+  const auto no_scale = [](float s) { return s == 0.0f || s == 1.0f; };
+  if (d.activation != LPX_ACTIVATION_SILU || d.attention_softcap > 0.0f || d.final_softcap > 0.0f ||
+      !no_scale(d.embedding_scale) || !no_scale(d.residual_scale) || !no_scale(d.logit_scale)) {
+    unsupported("its activation, scales or soft caps, which its flags do not state");
+  }
+  m.rope = *lpx_transformer_layer_at(&d, 0)->rope;
   if (m.rope.mode != LPX_ROPE_NORMAL && m.rope.mode != LPX_ROPE_NEOX) {
     unsupported("rope mode " + std::to_string(m.rope.mode));
   }
@@ -73,11 +94,14 @@ DenseModel dense_model(const lpx_transformer_desc& d) {
     unsupported("rope over " + std::to_string(m.rope.n_rot) + " of " +
                 std::to_string(m.head_dim) + " dims");
   }
+  const std::size_t q_width = std::size_t{d.n_head} * d.head_dim;
+  const std::size_t kv_width = std::size_t{d.n_head_kv} * d.head_dim;
   m.layers.reserve(d.n_layer);
   for (std::uint32_t i = 0; i < d.n_layer; ++i) {
     const lpx_transformer_layer& l = *lpx_transformer_layer_at(&d, i);
-    m.layers.push_back({l.attn_norm, l.wq, l.wk, l.wv, l.wo, floats(l.bq), floats(l.bk),
-                        floats(l.bv), l.ffn_norm, l.ffn_gate, l.ffn_up, l.ffn_down});
+    m.layers.push_back({l.attn_norm, l.wq, l.wk, l.wv, l.wo, bias(l.bq, q_width, i),
+                        bias(l.bk, kv_width, i), bias(l.bv, kv_width, i), l.ffn_norm,
+                        l.ffn_gate, l.ffn_up, l.ffn_down});
   }
   return m;
 }

@@ -8,8 +8,32 @@ std::string ApiError::body() const {
   boost::json::object error{{"message", what()},
                             {"type", type_},
                             {"param", param_.empty() ? boost::json::value() : boost::json::value(param_)},
-                            {"code", boost::json::value()}};
+                            {"code", code_.empty() ? boost::json::value() : boost::json::value(code_)}};
   return boost::json::serialize(boost::json::object{{"error", std::move(error)}});
+}
+
+ApiError engine_refusal(const lpx::Error& refusal, const std::string& input_field) {
+  const std::string field = refusal.field().empty() ? input_field : refusal.field();
+  const std::string message = refusal.what();
+  switch (refusal.code()) {
+    case LPX_ERR_INVALID_ARGUMENT:
+    case LPX_ERR_UNSUPPORTED:
+      return bad_request(message, field);
+    case LPX_ERR_RESOURCE_EXHAUSTED:
+      if (field == "prompt" || field == "messages" || field == "max_tokens") {
+        return bad_request(message, field).with_code("context_length_exceeded");
+      }
+      return ApiError(413, "invalid_request_error", message, field);
+    case LPX_ERR_NOT_FOUND:
+      return ApiError(404, "not_found_error", message, field);
+    case LPX_ERR_CONFLICT:
+      return ApiError(409, "conflict_error", message, field);
+    case LPX_ERR_UNAVAILABLE:
+    case LPX_ERR_OUT_OF_MEMORY:
+      return ApiError(503, "server_error", message).with_retry_after(1);
+    default:
+      return ApiError(500, "server_error", message);
+  }
 }
 
 }  // namespace lpx::openai

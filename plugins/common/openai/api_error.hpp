@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <lpx/cpp/status.hpp>
+
 namespace lpx::openai {
 
 class ApiError : public std::runtime_error {
@@ -23,6 +25,12 @@ class ApiError : public std::runtime_error {
   }
   const std::string& type() const noexcept { return type_; }
   const std::string& param() const noexcept { return param_; }
+  // OpenAI's machine-readable error code ("context_length_exceeded"); empty: null.
+  const std::string& code() const noexcept { return code_; }
+  ApiError& with_code(std::string code) {
+    code_ = std::move(code);
+    return *this;
+  }
   // The JSON object, serialized.
   std::string body() const;
 
@@ -30,11 +38,20 @@ class ApiError : public std::runtime_error {
   int status_;
   std::string type_;
   std::string param_;
+  std::string code_;
   int retry_after_ = 0;
 };
 
 inline ApiError bad_request(const std::string& message, std::string param = {}) {
   return ApiError(400, "invalid_request_error", message, std::move(param));
 }
+
+// The answer to the engine refusing a request, from the refusal's status code and field alone
+// (never its message): invalid argument or unsupported 400; a context too small for the prompt
+// or max_tokens 400 with code context_length_exceeded (as OpenAI answers it); a request larger
+// than the whole KV cache 413; unknown session 404; busy session 409; shutting down or out of
+// memory 503 (retry); anything else 500. `input_field` names the request's input ("prompt" or
+// "messages") when the engine named none.
+ApiError engine_refusal(const lpx::Error& refusal, const std::string& input_field);
 
 }  // namespace lpx::openai

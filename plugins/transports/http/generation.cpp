@@ -5,17 +5,6 @@
 #include "openai_names.hpp"
 
 namespace lpx::http {
-namespace {
-
-// The request field an engine refusal is about, for the error's `param`.
-std::string refused_field(std::string_view message, const GenerationRequest& request) {
-  if (message.starts_with("logit_bias")) return "logit_bias";
-  if (message.find("max_tokens") != std::string_view::npos) return "max_tokens";
-  if (message.starts_with("stop string") || message.starts_with("a stop string")) return "stop";
-  return request.prompts.empty() ? "messages" : "prompt";
-}
-
-}  // namespace
 
 Generation::Generation(const EngineHandle& engine, boost::asio::any_io_executor executor,
                        std::shared_ptr<GenerationSink> sink, ServerMetrics& metrics,
@@ -57,7 +46,7 @@ void Generation::start(GenerationRequest request, std::chrono::seconds deadline)
       for (std::uint32_t k = i; k < n; ++k) choices_[k].owner = nullptr;
       cancel();
       if (remaining_ == 0) self_.reset();
-      throw bad_request(e.what(), refused_field(e.what(), request_));
+      throw openai::engine_refusal(e, request_.prompts.empty() ? "messages" : "prompt");
     }
   }
   deadline_.expires_after(deadline);

@@ -38,12 +38,14 @@ std::string result_line(const BatchItem& item, const openai::CollectedChoice& ch
 }
 
 std::string failure_line(const BatchItem& item, const std::string& code, const std::string& error,
-                         std::uint32_t attempts) {
+                         std::uint32_t attempts, const std::string& param) {
   if (item.format == LineFormat::kOpenAiBatch && item.has_id) {
+    json::object error_object{{"code", code}, {"message", error}};
+    if (!param.empty()) error_object["param"] = param;
     return json::serialize(json::object{{"id", openai::random_id("batch_req_")},
                                         {"custom_id", item.key},
                                         {"response", nullptr},
-                                        {"error", {{"code", code}, {"message", error}}},
+                                        {"error", std::move(error_object)},
                                         {"line", item.line},
                                         {"attempts", attempts}});
   }
@@ -52,6 +54,7 @@ std::string failure_line(const BatchItem& item, const std::string& code, const s
   out["line"] = item.line;
   out["error"] = error;
   out["code"] = code;
+  if (!param.empty()) out["param"] = param;
   out["attempts"] = attempts;
   return json::serialize(out);
 }

@@ -18,8 +18,9 @@ namespace lpx::batch {
 std::string result_line(const BatchItem& item, const openai::CollectedChoice& choice,
                         const std::string& model, std::uint32_t attempts);
 
-// `code` is a short machine-readable reason: "invalid_request", "timeout", "engine_error".
+// `code` is a short machine-readable reason: "invalid_request", "context_length_exceeded",
+// "timeout", "engine_error"; `param`, when set, the request field at fault.
 std::string failure_line(const BatchItem& item, const std::string& code, const std::string& error,
-                         std::uint32_t attempts);
+                         std::uint32_t attempts, const std::string& param = {});
 
 }  // namespace lpx::batch

@@ -9,6 +9,7 @@
 
 #include <lpx/cpp/host.hpp>
 
+#include "api_error.hpp"
 #include "batch_item.hpp"
 #include "batch_output.hpp"
 #include "generation_output.hpp"
@@ -294,7 +295,13 @@ void BatchRunner::run() {
       submit(*job);
       s.in_flight.push_back(std::move(job));
     } catch (const Error& e) {  // refused by the engine (prompt too long, bad parameter)
-      s.dir->failures().append(failure_line(job->item, "invalid_request", e.what(), job->attempts));
+      // Deterministic: the same line would be refused again. The code and field come from the
+      // engine's status, as the HTTP server answers them (openai::engine_refusal).
+      const openai::ApiError answer =
+          openai::engine_refusal(e, job->item.request.prompts.empty() ? "messages" : "prompt");
+      s.dir->failures().append(failure_line(job->item,
+                                            answer.code().empty() ? "invalid_request" : answer.code(),
+                                            e.what(), job->attempts, answer.param()));
       ++s.counts.failed;
     }
   };

@@ -4,6 +4,12 @@
  * whoever receives it, who must call `status->release(status)` exactly once. The status carries its
  * own release function, so a status made by a plugin can be freed by the host and vice versa without
  * sharing an allocator. A failing call leaves its out-parameters untouched.
+ *
+ * The code says what kind of failure it is, so a transport answers it without reading the
+ * message (HTTP: invalid argument 400, not found 404, conflict 409, resource exhausted 413,
+ * unavailable 503, …); `field`, when set, names the request field at fault. Since 2.0 a status
+ * carries its size and grows at its end: read a field only when struct_size covers it
+ * (lpx_status_field does).
  */
 #ifndef LPX_STATUS_H
 #define LPX_STATUS_H
@@ -24,8 +30,11 @@ typedef enum lpx_status_code {
   LPX_ERR_CANCELLED = 6,        /* stopped on request */
   LPX_ERR_INTERNAL = 7,         /* a bug: an invariant broke, or an exception was caught */
   LPX_ERR_RESOURCE_EXHAUSTED = 8, /* a configured limit (context, queue) was reached */
-  LPX_ERR_INCOMPLETE = 9 /* since 1.3: stopped on request before the work was done (a batch job
-                          * that can be resumed); the host exits nonzero */
+  LPX_ERR_INCOMPLETE = 9, /* stopped on request before the work was done (a batch job that can
+                           * be resumed); the host exits nonzero */
+  LPX_ERR_UNAVAILABLE = 10, /* since 2.0: cannot serve now, may later (shutting down, overloaded) */
+  LPX_ERR_CONFLICT = 11     /* since 2.0: the target is busy with other work (a session already
+                               running a request) */
 } lpx_status_code;
 
 typedef struct lpx_status lpx_status;
@@ -33,10 +42,19 @@ struct lpx_status {
   int32_t code;          /* an lpx_status_code other than LPX_OK */
   const char* message;   /* UTF-8, NUL-terminated, never NULL; lives until release() */
   void (*release)(lpx_status* self); /* frees the status; call exactly once */
+  uint32_t struct_size;  /* since 2.0: sizeof(lpx_status) as its maker compiled it (0 before) */
+  const char* field;     /* since 2.0: NULL, or the request field the failure is about, UTF-8
+                            ("max_tokens", "logit_bias", "stop", "session", "prompt"...); lives
+                            until release() */
 };
 
 /* Returns the message of `s`, or "" for NULL. Does not take ownership. */
 static inline const char* lpx_status_message(const lpx_status* s) { return s ? s->message : ""; }
+
+/* Returns the field of `s`, or NULL (none, NULL status, or a status too old to have one). */
+static inline const char* lpx_status_field(const lpx_status* s) {
+  return s && s->struct_size >= sizeof(lpx_status) ? s->field : NULL;
+}
 
 /* Releases `s` if it is not NULL. */
 static inline void lpx_status_release(lpx_status* s) {

@@ -145,13 +145,8 @@ class EngineHandle {
   }
 
  private:
-  static void check(lpx_status* status) {
-    if (status == nullptr) return;
-    const auto code = static_cast<lpx_status_code>(status->code);
-    std::string message = status->message;
-    status->release(status);
-    throw Error(code, message);
-  }
+  // The engine's refusal as lpx::Error, with its code and field.
+  static void check(lpx_status* status) { throw_if_error(status); }
 
   lpx_engine* engine_ = nullptr;
   const lpx_engine_api* api_ = nullptr;

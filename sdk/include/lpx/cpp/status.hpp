@@ -14,37 +14,47 @@
 
 namespace lpx {
 
-// An error with an LPX status code, thrown inside plugin (or host) C++ code.
+// An error with an LPX status code, and the request field it is about when there is one, thrown
+// inside plugin (or host) C++ code.
 class Error : public std::runtime_error {
  public:
-  Error(lpx_status_code code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(lpx_status_code code, const std::string& message, std::string field = {})
+      : std::runtime_error(message), code_(code), field_(std::move(field)) {}
   lpx_status_code code() const noexcept { return code_; }
+  const std::string& field() const noexcept { return field_; }
 
  private:
   lpx_status_code code_;
+  std::string field_;
 };
 
 namespace detail {
 struct OwnedStatus : lpx_status {
   std::string text;
+  std::string field_text;
 };
 inline void release_owned_status(lpx_status* s) noexcept { delete static_cast<OwnedStatus*>(s); }
 inline void release_static_status(lpx_status*) noexcept {}
 inline lpx_status* out_of_memory_status() noexcept {
-  static lpx_status oom{LPX_ERR_OUT_OF_MEMORY, "out of memory", &release_static_status};
+  static lpx_status oom{LPX_ERR_OUT_OF_MEMORY, "out of memory", &release_static_status,
+                        sizeof(lpx_status), nullptr};
   return &oom;
 }
 }  // namespace detail
 
-// A new status owned by the caller. Never throws; on allocation failure returns a static
-// out-of-memory status (whose release does nothing).
-inline lpx_status* make_status(lpx_status_code code, const char* message) noexcept {
+// A new status owned by the caller, naming `field` when it is not empty. Never throws; on
+// allocation failure returns a static out-of-memory status (whose release does nothing).
+inline lpx_status* make_status(lpx_status_code code, const char* message,
+                               const char* field = nullptr) noexcept {
   try {
     auto* s = new detail::OwnedStatus;
     s->text = message ? message : "";
+    s->field_text = field ? field : "";
     s->code = code;
     s->message = s->text.c_str();
     s->release = &detail::release_owned_status;
+    s->struct_size = sizeof(lpx_status);
+    s->field = s->field_text.empty() ? nullptr : s->field_text.c_str();
     return s;
   } catch (...) {
     return detail::out_of_memory_status();
@@ -56,7 +66,7 @@ inline lpx_status* status_from_current_exception() noexcept {
   try {
     throw;
   } catch (const Error& e) {
-    return make_status(e.code(), e.what());
+    return make_status(e.code(), e.what(), e.field().c_str());
   } catch (const std::bad_alloc&) {
     return detail::out_of_memory_status();
   } catch (const std::exception& e) {
@@ -77,10 +87,12 @@ lpx_status* guard(Body&& body) noexcept {
   }
 }
 
-// Takes ownership of `status`; throws lpx::Error carrying its code and message when not NULL.
+// Takes ownership of `status`; throws lpx::Error carrying its code, message and field when not
+// NULL.
 inline void throw_if_error(lpx_status* status) {
   if (status == nullptr) return;
-  Error error(static_cast<lpx_status_code>(status->code), status->message);
+  const char* field = lpx_status_field(status);
+  Error error(static_cast<lpx_status_code>(status->code), status->message, field ? field : "");
   status->release(status);
   throw error;
 }

@@ -51,7 +51,8 @@ extern "C" {
 /* The most work one engine step hands the backend; see reserve. */
 typedef struct lpx_backend_limits {
   uint32_t struct_size;     /* sizeof(lpx_backend_limits) as the host compiled it */
-  uint32_t max_rows;        /* activation rows (tokens) per matmul, norm, rope call */
+  uint32_t max_rows;        /* activation rows (tokens) per matmul, rope call; an rms_norm
+                               may see max_rows x max_heads rows (per-head q/k norms) */
   uint64_t max_columns;     /* widest activation row (the largest weight dims[0]) */
   uint32_t max_context;     /* most cache positions one attention call reads */
   uint32_t max_heads;       /* query heads per row */

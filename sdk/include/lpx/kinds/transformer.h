@@ -10,7 +10,7 @@
  *   h     = rms_norm(x, attn_norm)
  *   q,k,v = h.Wq + bq, h.Wk + bk, h.Wv + bv     or, with wqkv, the columns [q | k | v] of h.Wqkv
  *   q,k   = rms_norm of each head (q_norm, k_norm: head_dim weights)       when set
- *   q,k   = rope(q, k, rope)                                  unless rope.n_rot == 0 (NoPE)
+ *   q,k   = rope(q, k, *rope)                    unless rope is NULL or rope->n_rot 0 (NoPE)
  *   a     = attention(q, the cache's k and v; attention_scale, window, attention_softcap)
  *   o     = rms_norm(a.Wo, post_attention_norm)                   the norm only when set
  *   x     = x + residual_scale * o
@@ -78,15 +78,15 @@ typedef enum lpx_model_feature {
   LPX_FEATURE_QK_NORM = 1u << 1,         /* q_norm, k_norm (Qwen3, Gemma 3) */
   LPX_FEATURE_POST_NORMS = 1u << 2,      /* post_attention_norm, post_ffn_norm (Gemma 2/3) */
   LPX_FEATURE_SLIDING_WINDOW = 1u << 3,  /* a layer with window > 0 (Gemma, Phi-3) */
-  LPX_FEATURE_NOPE_LAYERS = 1u << 4,     /* a layer with rope.n_rot == 0 (SmolLM3) */
+  LPX_FEATURE_NOPE_LAYERS = 1u << 4,     /* a layer without rope (SmolLM3) */
   LPX_FEATURE_LAYER_ROPE = 1u << 5,      /* rope parameters that differ between layers */
-  LPX_FEATURE_ROPE_FACTORS = 1u << 6,    /* rope.freq_factors (Llama 3, Phi-3) */
-  LPX_FEATURE_ROPE_ATTN_FACTOR = 1u << 7,/* rope.attn_factor other than 0 or 1 (Phi-3 LongRoPE) */
+  LPX_FEATURE_ROPE_FACTORS = 1u << 6,    /* rope->freq_factors (Llama 3, Phi-3) */
+  LPX_FEATURE_ROPE_ATTN_FACTOR = 1u << 7,/* rope->attn_factor other than 0 or 1 (Phi-3 LongRoPE) */
   LPX_FEATURE_GELU = 1u << 8,            /* activation GELU_TANH (Gemma) */
   LPX_FEATURE_FUSED_QKV = 1u << 9,       /* wqkv (Phi-3) */
   LPX_FEATURE_FUSED_GATE_UP = 1u << 10,  /* ffn_gate_up (Phi-3) */
-  LPX_FEATURE_SCALES = 1u << 11,         /* embedding, residual or logit scale != 1 (Gemma,
-                                            Granite) */
+  LPX_FEATURE_SCALES = 1u << 11,         /* an embedding, residual or logit scale other than 0
+                                            or 1 (Gemma, Granite) */
   LPX_FEATURE_ATTENTION_SOFTCAP = 1u << 12, /* attention_softcap > 0 (Gemma 2) */
   LPX_FEATURE_FINAL_SOFTCAP = 1u << 13   /* final_softcap > 0 (Gemma 2) */
 } lpx_model_feature;
@@ -117,18 +117,19 @@ static inline const char* lpx_model_feature_name(uint64_t bit) {
 }
 
 /* since 2.0. One layer. Tensor views: NULL where the layer has no such tensor; norm weights and
- * biases are F32. */
+ * biases are F32. The rope params are pointed to, not embedded, so each struct grows on its
+ * own. */
 typedef struct lpx_transformer_layer {
   uint32_t struct_size;      /* sizeof(lpx_transformer_layer) as the host compiled it */
   uint32_t window;           /* attended positions, the row's own included; 0: all (global) */
-  lpx_rope_params rope;      /* this layer's rotary embedding (n_rot 0: none) */
+  const lpx_rope_params* rope; /* this layer's rotary embedding; NULL (or n_rot 0): none */
   const lpx_tensor_view* attn_norm;
   const lpx_tensor_view* wq; /* NULL when wqkv is set; likewise wk, wv */
   const lpx_tensor_view* wk;
   const lpx_tensor_view* wv;
   const lpx_tensor_view* wqkv; /* rows: n_head*head_dim + 2*n_head_kv*head_dim (q, k, v) */
-  const lpx_tensor_view* bq; /* n_head x head_dim, or NULL; likewise bk, bv */
-  const lpx_tensor_view* bk;
+  const lpx_tensor_view* bq; /* n_head x head_dim, or NULL */
+  const lpx_tensor_view* bk; /* n_head_kv x head_dim, or NULL; likewise bv */
   const lpx_tensor_view* bv;
   const lpx_tensor_view* q_norm;  /* head_dim weights, or NULL; likewise k_norm */
   const lpx_tensor_view* k_norm;
@@ -158,9 +159,9 @@ typedef struct lpx_transformer_desc {
   float norm_eps;
   float attention_scale;     /* applied to q.k: 1/sqrt(head_dim), or the model's own */
   float attention_softcap;   /* > 0: scores become softcap * tanh(score * (1 / softcap)) */
-  float embedding_scale;     /* 1: none */
-  float residual_scale;      /* 1: none */
-  float logit_scale;         /* 1: none */
+  float embedding_scale;     /* 0 or 1: none (0 reads as 1, as in every scale here) */
+  float residual_scale;      /* 0 or 1: none */
+  float logit_scale;         /* 0 or 1: none */
   float final_softcap;       /* > 0: logits become softcap * tanh(logits * (1 / softcap)) */
   const lpx_tensor_view* token_embd;
   const lpx_tensor_view* output_norm;
