@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 
 namespace lpx::reference {
 namespace {

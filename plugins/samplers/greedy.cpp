@@ -2,7 +2,7 @@
 // Deterministic and stateless; the reference for token-exact comparisons with other engines.
 #include <lpx/cpp/plugin.hpp>
 
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 
 namespace {
 

@@ -1,7 +1,7 @@
 // min-p: keeps the tokens at least p times as likely as the most likely one.
 #include <lpx/cpp/plugin.hpp>
 
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 
 namespace {
 

@@ -1,7 +1,7 @@
 // temperature: divides the logits by T. T = 0 keeps only the most likely token (greedy).
 #include <lpx/cpp/plugin.hpp>
 
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 
 namespace {
 

@@ -1,7 +1,7 @@
 // top-k: keeps the k most likely tokens (0 = all).
 #include <lpx/cpp/plugin.hpp>
 
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 
 namespace {
 

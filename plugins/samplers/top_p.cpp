@@ -1,7 +1,7 @@
 // top-p (nucleus): keeps the most likely tokens whose probabilities add up to at least p.
 #include <lpx/cpp/plugin.hpp>
 
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 
 namespace {
 

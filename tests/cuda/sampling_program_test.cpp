@@ -23,7 +23,7 @@
 
 #include "cuda/launch.hpp"
 #include "gpu_test_support.hpp"
-#include "reference/sampling_ops.hpp"
+#include <lpx/cpp/sampling_ops.hpp>
 #include "reference/sampling_program.hpp"
 
 namespace lpx::kernels::cuda {

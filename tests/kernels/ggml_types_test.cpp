@@ -1,6 +1,6 @@
 // GGML type ids: names and the mapping to LPX types, checked against the gguf package's
 // GGMLQuantizationType (ggml_types.tsv).
-#include "reference/ggml_types.hpp"
+#include <lpx/cpp/tensor_types.hpp>
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "golden_files.hpp"
-#include "reference/ggml_types.hpp"
+#include <lpx/cpp/tensor_types.hpp>
 
 namespace lpx::kernels::reference {
 namespace {

@@ -10,9 +10,6 @@
 namespace lpx::gguf {
 namespace {
 
-using core::Expected;
-using core::unexpected;
-
 constexpr std::uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr std::uint64_t kDefaultAlignment = 32;
 
@@ -396,7 +393,7 @@ Value GgufFile::element(const Array& array, std::uint64_t k) const {
   return v;
 }
 
-core::Expected<GgufFile> parse_gguf(const std::uint8_t* data, std::uint64_t size,
+Expected<GgufFile> parse_gguf(const std::uint8_t* data, std::uint64_t size,
                                     const Limits& limits) {
   return Parser(data, size, limits).run();
 }

@@ -11,12 +11,12 @@
 
 #include "gguf_file.hpp"
 #include "gguf_limits.hpp"
-#include "util/expected.hpp"
+#include "gguf_expected.hpp"
 
 namespace lpx::gguf {
 
 // Parses `size` bytes at `data`. The result borrows from `data`.
-core::Expected<GgufFile> parse_gguf(const std::uint8_t* data, std::uint64_t size,
+Expected<GgufFile> parse_gguf(const std::uint8_t* data, std::uint64_t size,
                                     const Limits& limits = {});
 
 }  // namespace lpx::gguf

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "lpx/kinds/tensor.h"
-#include "util/expected.hpp"
+#include "gguf_expected.hpp"
 
 namespace lpx::gguf {
 
@@ -16,7 +16,7 @@ std::optional<lpx_tensor_type> lpx_type_of_ggml(std::uint32_t ggml_type);
 std::string ggml_type_label(std::uint32_t ggml_type);
 // Bytes of a tensor of `type` with `dims` (dims[0] contiguous), checked for block alignment and
 // overflow.
-core::Expected<std::uint64_t> tensor_bytes(lpx_tensor_type type, const std::int64_t* dims,
+Expected<std::uint64_t> tensor_bytes(lpx_tensor_type type, const std::int64_t* dims,
                                            std::uint32_t n_dims);
 
 }  // namespace lpx::gguf

@@ -11,28 +11,28 @@
 
 namespace lpx::gguf {
 
-core::Expected<MappedFile> MappedFile::open(const std::string& path) {
+Expected<MappedFile> MappedFile::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return core::unexpected(std::string("cannot open: ") + std::strerror(errno));
+  if (fd < 0) return unexpected(std::string("cannot open: ") + std::strerror(errno));
   struct stat info {};
   if (fstat(fd, &info) != 0) {
     const int error = errno;
     ::close(fd);
-    return core::unexpected(std::string("cannot stat: ") + std::strerror(error));
+    return unexpected(std::string("cannot stat: ") + std::strerror(error));
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return core::unexpected(std::string("not a regular file"));
+    return unexpected(std::string("not a regular file"));
   }
   if (info.st_size == 0) {
     ::close(fd);
-    return core::unexpected(std::string("empty file"));
+    return unexpected(std::string("empty file"));
   }
   const auto size = static_cast<std::uint64_t>(info.st_size);
   void* data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int error = errno;
   ::close(fd);  // the mapping keeps the file alive
-  if (data == MAP_FAILED) return core::unexpected(std::string("cannot map: ") + std::strerror(error));
+  if (data == MAP_FAILED) return unexpected(std::string("cannot map: ") + std::strerror(error));
   return MappedFile(static_cast<const std::uint8_t*>(data), size);
 }
 

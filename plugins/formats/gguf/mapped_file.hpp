@@ -4,14 +4,14 @@
 #include <cstdint>
 #include <string>
 
-#include "util/expected.hpp"
+#include "gguf_expected.hpp"
 
 namespace lpx::gguf {
 
 class MappedFile {
  public:
   // Maps `path` read-only. Errors name the path and the system's reason.
-  static core::Expected<MappedFile> open(const std::string& path);
+  static Expected<MappedFile> open(const std::string& path);
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
   MappedFile(const MappedFile&) = delete;

@@ -105,7 +105,7 @@ typedef struct lpx_device_model_info {
   const char* device_name;   /* UTF-8, e.g. "NVIDIA H200 (cuda:0, sm_90)"; owned by the model */
 } lpx_device_model_info;
 
-/* One step of a device model: the rows of a Batch (core/engine/batch.hpp). Row r
+/* One step of a device model: the rows the engine batches together in one step. Row r
  * of sequence s writes its K/V at cache position positions[r] of that sequence's pages and
  * attends to positions 0..positions[r]. Host pointers, caller-owned, valid during the call;
  * the backend must be done with them when it returns. */

@@ -1,0 +1,60 @@
+"""Built-in plugins use the SDK alone, as a third party's would (docs/architecture.md, "Layers").
+
+A file under plugins/ may include <lpx/...> (the SDK), standard and third-party headers, files of
+its own folder and the shared plugin code of plugins/common/ — never a header of core/ or
+kernels/ (util/, engine/, reference/, model/...), and no plugin's CMake may put core/ or kernels/
+on its include path or link a core or kernel library. This check runs in CI; it fails naming the
+file, the line and the include.
+"""
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PLUGINS = ROOT / "plugins"
+COMMON = PLUGINS / "common" / "openai"
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+INTERNAL = ("util/", "engine/", "reference/", "pipeline/", "plugin_host/", "model/", "core/",
+            "kernels/", "cpu/", "cuda/", "synth/", "tokenizer/", "chat_template/", "metrics/",
+            "logging/", "cli/", "gpu/", "bench/")
+
+
+def sources():
+    for path in sorted(PLUGINS.rglob("*")):
+        if path.suffix in {".c", ".h", ".cpp", ".hpp"}:
+            yield path
+
+
+def test_plugins_include_only_the_sdk_their_own_files_and_libraries():
+    problems = []
+    for path in sources():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            kind, name = m.groups()
+            where = f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+            if name.startswith(INTERNAL):
+                problems.append(where + " (a core or kernel header)")
+            elif kind == '"' and not name.startswith("lpx/") and not (
+                    (path.parent / name).exists() or (COMMON / name).exists()):
+                problems.append(where + " (not the plugin's own file nor plugins/common)")
+    assert not problems, "\n".join(problems)
+
+
+def test_plugin_builds_reach_nothing_of_core_or_kernels():
+    problems = []
+    for cmake in sorted(PLUGINS.rglob("CMakeLists.txt")):
+        for number, line in enumerate(cmake.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"\$\{PROJECT_SOURCE_DIR\}/(core|kernels)", code) or re.search(
+                    r"\b(lpx_core|lpx_kernels_\w+|lpx_tokenizer|lpx_chat_template)\b", code):
+                problems.append(f"{cmake.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_check_can_fail(tmp_path):
+    """The include rule itself, on a planted violation (so a regex slip cannot pass everything)."""
+    bad = '#include "util/expected.hpp"'
+    kind, name = INCLUDE.match(bad).groups()
+    assert kind == '"' and name.startswith(INTERNAL)
+    assert INCLUDE.match('#include <lpx/cpp/plugin.hpp>').group(2) == "lpx/cpp/plugin.hpp"
