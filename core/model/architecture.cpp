@@ -1,6 +1,7 @@
 #include "model/architecture.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lpx::core {
 
@@ -16,6 +17,21 @@ std::vector<const Architecture*>& architectures() {
 }
 
 }  // namespace
+
+TransformerModel start_description(const char* name, const Hyperparameters& h) {
+  TransformerModel model;
+  lpx_transformer_desc& d = model.desc();
+  d.architecture = name;
+  d.n_embd = h.n_embd;
+  d.n_head = h.n_head;
+  d.n_head_kv = h.n_head_kv;
+  d.head_dim = h.head_dim;
+  d.n_ff = h.n_ff;
+  d.n_vocab = h.n_vocab;
+  d.norm_eps = static_cast<float>(h.rms_norm_eps);
+  d.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
+  return model;
+}
 
 const Architecture* find_architecture(std::string_view name) {
   for (const Architecture* a : architectures()) {

@@ -34,6 +34,11 @@ struct Architecture {
   Expected<TransformerModel> (*describe)(const ModelFile& file, const Hyperparameters& h);
 };
 
+// What every architecture's description starts from: the dimensions and norm epsilon of `h`,
+// attention scaled by 1/sqrt(head_dim), SwiGLU, no scales or caps; `name` (static) for messages.
+// The architecture then sets its tensors, layers and whatever it does differently.
+TransformerModel start_description(const char* name, const Hyperparameters& h);
+
 const Architecture* find_architecture(std::string_view name);
 std::vector<std::string> architecture_names();
 

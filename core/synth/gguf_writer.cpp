@@ -69,22 +69,24 @@ void GgufWriter::add_strings(const std::string& key, const std::vector<std::stri
   ++metadata_count_;
 }
 
-void GgufWriter::add_i32s(const std::string& key, const std::vector<std::int32_t>& values) {
+// An array of 4-byte little-endian values (this writer runs on little-endian hosts only).
+template <class T>
+void GgufWriter::add_array(const std::string& key, std::uint32_t type, const std::vector<T>& values) {
+  static_assert(sizeof(T) == 4);
   put_string(metadata_, key);
   put_u32(metadata_, kArray);
-  put_u32(metadata_, kI32);
+  put_u32(metadata_, type);
   put_u64(metadata_, values.size());
   put(metadata_, values.data(), values.size() * 4);
   ++metadata_count_;
 }
 
+void GgufWriter::add_i32s(const std::string& key, const std::vector<std::int32_t>& values) {
+  add_array(key, kI32, values);
+}
+
 void GgufWriter::add_f32s(const std::string& key, const std::vector<float>& values) {
-  put_string(metadata_, key);
-  put_u32(metadata_, kArray);
-  put_u32(metadata_, kF32);
-  put_u64(metadata_, values.size());
-  put(metadata_, values.data(), values.size() * 4);
-  ++metadata_count_;
+  add_array(key, kF32, values);
 }
 
 void GgufWriter::add_tensor(const std::string& name, std::uint32_t ggml_type,

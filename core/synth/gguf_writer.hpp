@@ -42,6 +42,9 @@ class GgufWriter {
     RowSource source;
     std::uint64_t rows() const;
   };
+  template <class T>
+  void add_array(const std::string& key, std::uint32_t type, const std::vector<T>& values);
+
   std::vector<std::uint8_t> metadata_;  // encoded key/value pairs
   std::uint64_t metadata_count_ = 0;
   std::vector<Tensor> tensors_;

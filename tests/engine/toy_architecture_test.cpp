@@ -77,17 +77,8 @@ core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
                                               const core::Hyperparameters& h) {
   auto window = file.get_uint("toy.attention.sliding_window");
   if (!window) return core::unexpected(window.error());
-  core::TransformerModel model;
+  core::TransformerModel model = core::start_description("toy", h);
   lpx_transformer_desc& d = model.desc();
-  d.architecture = "toy";
-  d.n_embd = h.n_embd;
-  d.n_head = h.n_head;
-  d.n_head_kv = h.n_head_kv;
-  d.head_dim = h.head_dim;
-  d.n_ff = h.n_ff;
-  d.n_vocab = h.n_vocab;
-  d.norm_eps = static_cast<float>(h.rms_norm_eps);
-  d.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
   d.activation = LPX_ACTIVATION_GELU_TANH;
   d.attention_softcap = static_cast<float>(kAttentionCap);
   d.final_softcap = static_cast<float>(kFinalCap);

@@ -1,6 +1,5 @@
 #include "model/architectures/llama_family.hpp"
 
-#include <cmath>
 #include <string>
 
 #include "model/rope_scaling.hpp"
@@ -40,17 +39,8 @@ Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hy
                       std::to_string(h.head_dim) + " vs " + std::to_string(h.head_dim_v) +
                       "); LPX needs them equal");
   }
-  TransformerModel model;
+  TransformerModel model = start_description(family.name, h);
   lpx_transformer_desc& d = model.desc();
-  d.architecture = family.name;
-  d.n_embd = h.n_embd;
-  d.n_head = h.n_head;
-  d.n_head_kv = h.n_head_kv;
-  d.head_dim = h.head_dim;
-  d.n_ff = h.n_ff;
-  d.n_vocab = h.n_vocab;
-  d.norm_eps = static_cast<float>(h.rms_norm_eps);
-  d.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.head_dim));
 
   TensorLookup t(file);
   d.token_embd = t.required("token_embd.weight");
