@@ -1,0 +1,251 @@
+// Requests in: a request checked and turned into prompt tokens, a sampler chain, stop
+// strings and a decoder before it is queued (prepare), alone or several at once; refusals
+// carry their status code and the request field at fault.
+#include "engine/engine_internals.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "engine/engine_error.hpp"
+#include "model/model_validation.hpp"
+#include "lpx/cpp/status.hpp"
+#include "lpx/cpp/utf8.hpp"
+
+namespace lpx::core {
+
+namespace {
+
+std::uint32_t clamp_u32(std::uint64_t v) {
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, UINT32_MAX));
+}
+
+Expected<bool> check_utf8(const char* text, const char* what) {
+  if (!utf8::is_well_formed(text)) return unexpected(std::string(what) + " is not valid UTF-8");
+  return true;
+}
+
+}  // namespace
+
+
+Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& request) const {
+  const bool has_prompt = request.prompt != nullptr;
+  const bool has_messages = request.messages != nullptr || request.message_count != 0;
+  const bool has_tokens = request.prompt_tokens != nullptr || request.prompt_token_count != 0;
+  if (int{has_prompt} + int{has_messages} + int{has_tokens} != 1) {
+    return unexpected(
+        std::string("a request needs exactly one of 'prompt', 'messages' and 'prompt_tokens'"));
+  }
+  const Tokenizer& tokenizer = *parts_.tokenizer;
+  if (has_tokens) {
+    if (request.prompt_tokens == nullptr) return unexpected(std::string("prompt_tokens is NULL"));
+    std::vector<std::int32_t> tokens(request.prompt_tokens,
+                                     request.prompt_tokens + request.prompt_token_count);
+    for (std::int32_t t : tokens) {
+      if (t < 0 || t >= tokenizer.vocab_size()) {
+        return unexpected("prompt token " + std::to_string(t) + " is not in the vocabulary (" +
+                          std::to_string(tokenizer.vocab_size()) + " tokens)");
+      }
+    }
+    return tokens;
+  }
+  if (has_prompt) {
+    if (auto ok = check_utf8(request.prompt, "the prompt"); !ok) return unexpected(ok.error());
+    Tokenizer::EncodeOptions options;
+    options.add_eos = false;
+    return tokenizer.encode(request.prompt, options);
+  }
+  if (!parts_.chat_template) {
+    return unexpected("the model has no chat template (set [model] chat_template in the "
+                      "pipeline to a Jinja file)");
+  }
+  boost::json::array messages;
+  for (std::size_t i = 0; i < request.message_count; ++i) {
+    const lpx_chat_message& m = request.messages[i];
+    if (m.role == nullptr || m.content == nullptr) {
+      return unexpected("message " + std::to_string(i) + " has no role or content");
+    }
+    if (auto ok = check_utf8(m.content, "a message"); !ok) return unexpected(ok.error());
+    messages.push_back(boost::json::object{{"role", m.role}, {"content", m.content}});
+  }
+  boost::json::object context{{"messages", std::move(messages)},
+                              {"add_generation_prompt", true}};
+  auto piece = [&](std::optional<std::int32_t> id) -> std::string {
+    if (!id) return {};
+    auto text = tokenizer.piece(*id, true);
+    return text ? std::string(*text) : std::string{};
+  };
+  const std::string bos = piece(tokenizer.bos());
+  context["bos_token"] = bos;
+  context["eos_token"] = piece(tokenizer.eos());
+  auto text = parts_.chat_template->render(context);
+  if (!text) return unexpected("chat template of " + parts_.chat_template_origin + ": " + text.error());
+  Tokenizer::EncodeOptions options;
+  options.parse_special = true;
+  options.add_eos = false;
+  // Templates that write the BOS themselves must not get a second one.
+  options.add_bos = bos.empty() || text->compare(0, bos.size(), bos) != 0;
+  return tokenizer.encode(*text, options);
+}
+
+Expected<std::uint64_t, Status> Engine::submit(const lpx_request& caller_request) {
+  auto ids = submit_together({&caller_request, 1});
+  if (!ids) return unexpected(std::move(ids).error());
+  return ids->front();
+}
+
+Expected<std::vector<std::uint64_t>, Status> Engine::submit_together(
+    std::span<const lpx_request> requests) {
+  std::vector<std::unique_ptr<Request>> prepared;
+  prepared.reserve(requests.size());
+  for (const lpx_request& request : requests) {
+    auto r = prepare(request);
+    if (!r) return unexpected(std::move(r).error());
+    prepared.push_back(std::move(*r));
+  }
+  std::vector<std::uint64_t> ids;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return unexpected(Status(LPX_ERR_UNAVAILABLE, "the engine is shutting down"));
+    std::set<std::uint64_t> claimed;  // every session first: all or nothing
+    for (const auto& r : prepared) {
+      if (r->session == 0) continue;
+      const std::string session = std::to_string(r->session);
+      auto it = sessions_.find(r->session);
+      if (it == sessions_.end()) {
+        return unexpected(Status(LPX_ERR_NOT_FOUND, "unknown session " + session, "session"));
+      }
+      if (it->second->busy || !claimed.insert(r->session).second) {
+        return unexpected(Status(LPX_ERR_CONFLICT,
+                                 "session " + session + " already has a request running", "session"));
+      }
+    }
+    for (auto& r : prepared) {
+      if (r->session != 0) sessions_.find(r->session)->second->busy = true;
+      r->id = next_id_++;
+      ids.push_back(r->id);
+      live_[r->id] = true;
+      waiting_.push_back(std::move(r));
+    }
+  }
+  wake_.notify_all();
+  return ids;
+}
+
+Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
+    const lpx_request& caller_request) {
+  const auto invalid = [](std::string message, std::string field = {}) {
+    return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, std::move(message), std::move(field)));
+  };
+  // lpx_request appeared in ABI 1.2 and grew in 1.3; a smaller (older) request is copied into a
+  // zeroed current one, so the fields it lacks read as 0.
+  constexpr std::size_t kSize_1_2 = offsetof(lpx_request, logprobs);
+  if (caller_request.struct_size < kSize_1_2) {
+    return invalid("request.struct_size is " + std::to_string(caller_request.struct_size) +
+                   "; an lpx_request (ABI 1.2) has at least " + std::to_string(kSize_1_2) +
+                   " bytes");
+  }
+  lpx_request request{};
+  std::memcpy(&request, &caller_request,
+              std::min<std::size_t>(caller_request.struct_size, sizeof(lpx_request)));
+  if (request.top_logprobs > LPX_MAX_TOP_LOGPROBS) {
+    return invalid("top_logprobs is " + std::to_string(request.top_logprobs) + "; at most " +
+                       std::to_string(LPX_MAX_TOP_LOGPROBS),
+                   "top_logprobs");
+  }
+  if (request.on_done == nullptr) return invalid("request.on_done is required");
+  // The request field its input came from, which the prompt's refusals are about.
+  const char* input = request.messages != nullptr || request.message_count != 0 ? "messages"
+                                                                                : "prompt";
+  auto prompt = prompt_tokens(request);
+  if (!prompt) return invalid(prompt.error(), input);
+  if (prompt->empty()) return invalid("the prompt is empty", input);
+  const auto n_prompt = static_cast<std::uint64_t>(prompt->size());
+  if (n_prompt >= config_.context_size) {
+    return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
+                             "the prompt has " + std::to_string(n_prompt) +
+                                 " tokens; the context holds " +
+                                 std::to_string(config_.context_size) +
+                                 " (prompt + at least 1 generated)",
+                             input));
+  }
+  if (request.max_tokens != 0 && n_prompt + request.max_tokens > config_.context_size) {
+    return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
+                             "prompt (" + std::to_string(n_prompt) + " tokens) + max_tokens (" +
+                                 std::to_string(request.max_tokens) + ") exceeds the context (" +
+                                 std::to_string(config_.context_size) + " tokens)",
+                             "max_tokens"));
+  }
+  auto r = std::make_unique<Request>();
+  r->prompt = std::move(*prompt);
+  r->max_tokens = request.max_tokens;
+  r->positions_needed = request.max_tokens != 0
+                            ? clamp_u32(n_prompt + request.max_tokens)
+                            : config_.context_size;
+  std::vector<std::string> stops;
+  for (std::size_t i = 0; i < request.stop_count; ++i) {
+    if (request.stop[i] == nullptr) return invalid("stop string " + std::to_string(i) + " is NULL", "stop");
+    if (auto ok = check_utf8(request.stop[i], "a stop string"); !ok) return invalid(ok.error(), "stop");
+    stops.emplace_back(request.stop[i]);
+  }
+  r->stops = StopMatcher(std::move(stops));
+
+  const lpx_sampling_overrides* sampling = request.sampling;
+  std::vector<LogitBias> bias;
+  if (sampling != nullptr) {
+    for (std::size_t i = 0; i < sampling->logit_bias_count; ++i) {
+      const std::int32_t token = sampling->logit_bias_tokens[i];
+      const float value = sampling->logit_bias_values[i];
+      if (token < 0 || static_cast<std::uint32_t>(token) >= h_.n_vocab) {
+        return invalid("logit_bias: token " + std::to_string(token) + " is not in the vocabulary (" +
+                           std::to_string(h_.n_vocab) + " tokens)",
+                       "logit_bias");
+      }
+      if (std::isnan(value) || value == INFINITY) {
+        return invalid("logit_bias: the bias of token " + std::to_string(token) +
+                          " must be a number or -infinity");
+      }
+      bias.push_back({token, value});
+    }
+  }
+  auto links = parts_.samplers->links(sampling);
+  if (!links) return unexpected(links.error());  // with its code and field
+  std::uint64_t seed = 0;
+  if (sampling != nullptr && (sampling->set & LPX_SET_SEED)) {
+    seed = sampling->seed;
+  } else {
+    seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  }
+  try {
+    r->sampler = std::make_unique<SamplerChain>(std::move(*links), seed, h_.n_vocab, std::move(bias));
+  } catch (const EngineError& e) {
+    return invalid(e.what());
+  }
+  r->decoder.emplace(*parts_.tokenizer);
+  r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
+  r->top.resize(request.top_logprobs);
+  r->context_end_is_length = (request.flags & LPX_REQUEST_CONTEXT_END_IS_LENGTH) != 0;
+  r->ignore_end_of_generation = (request.flags & LPX_REQUEST_IGNORE_END_OF_GENERATION) != 0;
+  r->user = request.user;
+  r->on_token = request.on_token;
+  r->on_done = request.on_done;
+  r->session = request.session;
+  r->submitted = Clock::now();
+  if (cache_->blocks_for(r->positions_needed) > cache_->shape().n_blocks) {
+    return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
+                             "the request needs " + std::to_string(r->positions_needed) +
+                                 " positions of KV cache; the pool holds " +
+                                 std::to_string(cache_->total_positions()),
+                             "max_tokens"));
+  }
+  return r;
+}
+
+}  // namespace lpx::core
