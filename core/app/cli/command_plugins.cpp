@@ -122,4 +122,14 @@ int plugins_command(const PluginsArguments& arguments) {
   return kExitOk;
 }
 
+Command add_plugins_command(CLI::App& parent) {
+  auto plugins = std::make_shared<PluginsArguments>();
+  CLI::App* plugins_app = parent.add_subcommand("plugins", "List the plugins this host can load");
+  plugins_app->add_flag("--options", plugins->show_options, "Show each plugin's options");
+  plugins_app->add_flag("--json", plugins->json, "Machine-readable output");
+  return {plugins_app, [plugins] {
+    return plugins_command(*plugins);
+  }};
+}
+
 }  // namespace lpx::cli

@@ -306,4 +306,15 @@ int doctor_command(const DoctorArguments& arguments) {
   return arguments.require_gpu && dx.usable_gpus == 0 ? kExitRuntimeError : kExitOk;
 }
 
+Command add_doctor_command(CLI::App& parent) {
+  auto doctor = std::make_shared<DoctorArguments>();
+  CLI::App* doctor_app = parent.add_subcommand(
+      "doctor", "Check the NVIDIA driver and GPUs: can this binary use them, and if not, why");
+  doctor_app->add_flag("--require-gpu", doctor->require_gpu, "Exit 1 when no GPU is usable");
+  doctor_app->add_flag("--json", doctor->json, "One JSON object instead of the report");
+  return {doctor_app, [doctor] {
+    return doctor_command(*doctor);
+  }};
+}
+
 }  // namespace lpx::cli

@@ -51,4 +51,17 @@ int run_pipeline(const PipelineLoader& load, bool show_stats) {
   return kExitOk;
 }
 
+Command add_run_command(CLI::App& parent) {
+  auto run = std::make_shared<RunArguments>();
+  CLI::App* run_app = parent.add_subcommand("run", "Run a pipeline file");
+  run_app->add_option("pipeline", run->pipeline_path, "Pipeline file (TOML)")->required();
+  run_app->add_option("--set", run->overrides, "Override a pipeline value: KEY.PATH=VALUE")
+      ->allow_extra_args(false);
+  run_app->add_flag("--stats", run->show_stats,
+                    "After each answer, print time to first token, tokens/s and tokens used");
+  return {run_app, [run] {
+    return run_command(*run);
+  }};
+}
+
 }  // namespace lpx::cli

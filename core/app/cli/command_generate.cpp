@@ -143,4 +143,36 @@ int generate_command(const GenerateArguments& arguments) {
   return kExitOk;
 }
 
+Command add_generate_command(CLI::App& parent) {
+  auto generate = std::make_shared<GenerateArguments>();
+  CLI::App* generate_app = parent.add_subcommand("generate", "Complete one prompt and print it");
+  generate_app->add_option("--model", generate->model_path, "Model file (GGUF)")->required();
+  auto* prompt_option = generate_app->add_option("--prompt", generate->prompt, "Prompt text");
+  auto* prompt_file_option =
+      generate_app->add_option("--prompt-file", generate->prompt_file, "Read the prompt from a file");
+  prompt_option->excludes(prompt_file_option);
+  generate_app->add_option("--max-tokens", generate->max_tokens, "Most tokens to generate")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  generate_app->add_option("--temperature", generate->temperature, "0 = greedy")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  generate_app->add_option("--seed", generate->seed, "Random seed (same seed, same output)");
+  generate_app->add_option("--device", generate->device, "cpu, cuda, cuda:N or auto")
+      ->check(core::check_device)
+      ->capture_default_str();
+  generate_app->add_option("--backend", generate->backend,
+                           "Backend plugin by name (e.g. cpu-scalar); overrides --device");
+  generate_app->add_option("--context", generate->context_size,
+                           "Positions for prompt + answer (0 = the model's, at most 8192)");
+  generate_app->add_flag("--ids", generate->ids, "Print the generated token ids as a JSON array");
+  return {generate_app, [generate, prompt_option, prompt_file_option] {
+    if (prompt_option->count() == 0 && prompt_file_option->count() == 0) {
+      std::cerr << "error: generate needs --prompt STR or --prompt-file PATH\n";
+      return kExitUsageError;
+    }
+    return generate_command(*generate);
+  }};
+}
+
 }  // namespace lpx::cli

@@ -1,5 +1,5 @@
 // `lpx-pipeline bench`: prompt and decode speed of one model on this machine (see
-// core/bench/bench_runner.hpp), as a markdown table or, with --json, one JSON array.
+// core/app/bench/bench_runner.hpp), as a markdown table or, with --json, one JSON array.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -130,6 +130,45 @@ int bench_command(const BenchArguments& a) {
   }
   std::cout << (a.json ? core::bench::report_json(*report) : core::bench::report_markdown(*report));
   return kExitOk;
+}
+
+Command add_bench_command(CLI::App& parent) {
+  auto bench = std::make_shared<BenchArguments>();
+  CLI::App* bench_app = parent.add_subcommand(
+      "bench", "Prompt and decode speed, latency, memory and roofline share of a model");
+  bench_app->add_option("--model", bench->model, "Model file, or synth:NAME:TYPE (see synth)")->required();
+  bench_app->add_option("--device", bench->device, "cpu, cuda, cuda:N or auto")
+      ->check(core::check_device)
+      ->capture_default_str();
+  bench_app->add_option("--backend", bench->backend, "Backend plugin by name; overrides --device");
+  bench_app->add_option("-p,--prompt", bench->prompt_lengths, "Prompt lengths (ppN tests), e.g. 128,512")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench_app->add_option("-n,--generate", bench->generate_lengths, "Generated lengths (tgN tests)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench_app->add_option("--batch", bench->batches, "Concurrent sequences of the tg tests, e.g. 1,8,32")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  bench_app->add_option("-d,--depth", bench->depths,
+                        "Tokens already in each sequence's context when a tg test starts "
+                        "(tgN @ dD), e.g. 0,512,2048; pp tests ignore it")
+      ->delimiter(',')
+      ->check(CLI::Range(0u, 1u << 20))
+      ->capture_default_str();
+  bench_app->add_option("--threads", bench->threads, "Backend threads (0 = its default)");
+  bench_app->add_option("--reps", bench->repetitions, "Repetitions of each test")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  bench_app->add_option("--option", bench->options, "Backend option KEY=VALUE (e.g. activations=f32)");
+  bench_app->add_option("--sample", bench->sample,
+                        "Sample instead of greedy, KEY=VALUE of temperature, top_k, top_p, min_p, "
+                        "seed (e.g. temperature=0.8 top_p=0.95)");
+  bench_app->add_flag("--json", bench->json, "One JSON array instead of the table");
+  return {bench_app, [bench] {
+    return bench_command(*bench);
+  }};
 }
 
 }  // namespace lpx::cli

@@ -36,4 +36,24 @@ int tokenize_command(const TokenizeArguments& arguments) {
   return kExitOk;
 }
 
+Command add_tokenize_command(CLI::App& parent) {
+  auto tokenize = std::make_shared<TokenizeArguments>();
+  CLI::App* tokenize_app =
+      parent.add_subcommand("tokenize", "Print the token ids of a text as a JSON array");
+  tokenize_app->add_option("--model", tokenize->model_path, "Model file")->required();
+  auto* text_option = tokenize_app->add_option("--text", tokenize->text, "Text to tokenize");
+  auto* file_option = tokenize_app->add_option("--file", tokenize->file, "File to tokenize");
+  text_option->excludes(file_option);
+  tokenize_app->add_flag("--no-bos", tokenize->no_bos, "Do not add BOS even if the model asks");
+  tokenize_app->add_flag("--parse-special", tokenize->parse_special,
+                         "Turn special-token text like <|im_start|> into those tokens");
+  return {tokenize_app, [tokenize, text_option, file_option] {
+    if (text_option->count() == 0 && file_option->count() == 0) {
+      std::cerr << "error: tokenize needs --text STR or --file PATH\n";
+      return kExitUsageError;
+    }
+    return tokenize_command(*tokenize);
+  }};
+}
+
 }  // namespace lpx::cli

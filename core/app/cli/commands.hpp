@@ -1,12 +1,36 @@
-// The subcommands of lpx-pipeline. Each returns an exit code from exit_codes.hpp.
+// The subcommands of lpx-pipeline. Each command's file registers its subcommand and options
+// (add_*_command) and runs it (*_command), returning an exit code from exit_codes.hpp.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 namespace lpx::cli {
+
+// A registered subcommand: `app` was chosen when it was parsed; `run` then runs it with its
+// parsed options and returns the exit code.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Command add_run_command(CLI::App& parent);
+Command add_generate_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
+Command add_batch_command(CLI::App& parent);
+Command add_batch_merge_command(CLI::App& parent);
+Command add_bench_command(CLI::App& parent);
+Command add_synth_command(CLI::App& parent);
+Command add_plugins_command(CLI::App& parent);
+Command add_inspect_command(CLI::App& parent);
+Command add_tokenize_command(CLI::App& parent);
+Command add_doctor_command(CLI::App& parent);
 
 struct RunArguments {
   std::string pipeline_path;

@@ -34,4 +34,20 @@ int synth_command(const SynthArguments& a) {
   return inspect_command(InspectArguments{a.output});
 }
 
+Command add_synth_command(CLI::App& parent) {
+  auto synth = std::make_shared<SynthArguments>();
+  CLI::App* synth_app = parent.add_subcommand(
+      "synth", "Write a GGUF with a named model's shapes and random weights (for benchmarks)");
+  synth_app->add_option("--like", synth->like,
+                        "smollm2-135m, smollm2-360m, smollm2-1.7b, qwen2.5-0.5b, qwen2.5-1.5b, "
+                        "llama-3.2-1b or llama-3.2-3b")
+      ->required();
+  synth_app->add_option("--type", synth->type, "F16, BF16, Q8_0, Q4_0, Q4_1 or Q4_K")->required();
+  synth_app->add_option("-o,--output", synth->output, "GGUF file to write")->required();
+  synth_app->add_option("--seed", synth->seed, "Seed of the random weights")->capture_default_str();
+  return {synth_app, [synth] {
+    return synth_command(*synth);
+  }};
+}
+
 }  // namespace lpx::cli

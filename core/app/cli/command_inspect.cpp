@@ -90,4 +90,14 @@ int inspect_command(const InspectArguments& arguments) {
   return kExitOk;
 }
 
+Command add_inspect_command(CLI::App& parent) {
+  auto inspect = std::make_shared<InspectArguments>();
+  CLI::App* inspect_app =
+      parent.add_subcommand("inspect", "Validate a model file completely and summarise it");
+  inspect_app->add_option("model", inspect->model_path, "Model file (GGUF)")->required();
+  return {inspect_app, [inspect] {
+    return inspect_command(*inspect);
+  }};
+}
+
 }  // namespace lpx::cli

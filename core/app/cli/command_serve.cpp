@@ -1,0 +1,53 @@
+// `lpx-pipeline serve --model FILE …`: the server pipeline (pipelines/server.toml) written from
+// flags, so serving a model needs no file. `--set` overrides it exactly as for `run`.
+#include "cli/commands.hpp"
+#include "engine/device_choice.hpp"
+#include "cli/run_pipeline.hpp"
+#include "cli/shorthand_pipeline.hpp"
+
+namespace lpx::cli {
+
+int serve_command(const ServeArguments& a) {
+  return run_pipeline(
+      [&](core::PluginRegistry& registry) {
+        toml::table transport{{"plugin", "http"}, {"host", a.host}, {"port", a.port}};
+        if (!a.api_key.empty()) transport.insert("api_key", a.api_key);
+        if (!a.api_key_file.empty()) transport.insert("api_key_file", a.api_key_file);
+        const ShorthandModel model{a.model_path, a.device, a.backend, a.context_size, a.max_sequences, "latency"};
+        return load_shorthand_pipeline("serve", model, std::move(transport), a.overrides, registry);
+      },
+      false);
+}
+
+Command add_serve_command(CLI::App& parent) {
+  auto serve = std::make_shared<ServeArguments>();
+  CLI::App* serve_app =
+      parent.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  serve_app->add_option("--model", serve->model_path, "Model file (GGUF)")->required();
+  serve_app->add_option("--host", serve->host, "Address to bind")->capture_default_str();
+  serve_app->add_option("--port", serve->port, "TCP port (0 = any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  auto* key_option = serve_app->add_option("--api-key", serve->api_key,
+                                            "Bearer key every API request must carry");
+  auto* key_file_option = serve_app->add_option("--api-key-file", serve->api_key_file,
+                                                "File with one API key per line");
+  key_option->excludes(key_file_option);
+  serve_app->add_option("--device", serve->device, "cpu, cuda, cuda:N or auto")
+      ->check(core::check_device)
+      ->capture_default_str();
+  serve_app->add_option("--backend", serve->backend, "Backend plugin by name; overrides --device");
+  serve_app->add_option("--context", serve->context_size, "Positions per sequence")
+      ->check(CLI::Range(16u, 1u << 20))
+      ->capture_default_str();
+  serve_app->add_option("--max-sequences", serve->max_sequences, "Sequences decoded together")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  serve_app->add_option("--set", serve->overrides, "Override a pipeline value: KEY.PATH=VALUE")
+      ->allow_extra_args(false);
+  return {serve_app, [serve] {
+    return serve_command(*serve);
+  }};
+}
+
+}  // namespace lpx::cli
