@@ -198,5 +198,50 @@ TEST(CudaDevice, AnIndexPastTheLastGpuIsRefused) {
   EXPECT_NE(instance.error().find("does not exist"), std::string::npos) << instance.error();
 }
 
+// model_load refuses a description needing features its kernels lack, naming them, before it
+// allocates anything: the device's free memory is the same before and after.
+TEST(CudaDevice, ADescriptionWithUnsupportedFeaturesIsRefusedBeforeAllocating) {
+  LPX_REQUIRE_GPU();
+  TestHost host;
+  auto instance = core::default_instance(host.registry(), "cuda");
+  ASSERT_TRUE(instance.has_value()) << instance.error();
+  auto backend = core::Backend::adopt(instance->instance);
+  ASSERT_TRUE(backend.has_value()) << backend.error();
+  EXPECT_EQ(backend->model_features(), LPX_FEATURE_QKV_BIAS | LPX_FEATURE_ROPE_FACTORS);
+
+  core::TransformerModel model;
+  lpx_transformer_desc& d = model.desc();
+  d.architecture = "made-up";
+  d.n_layer = 1;
+  d.n_embd = 64;
+  d.n_head = 4;
+  d.n_head_kv = 4;
+  d.head_dim = 16;
+  d.n_ff = 128;
+  d.n_vocab = 32;
+  d.kv_block_size = 16;
+  d.kv_blocks = 4;
+  d.max_rows = 8;
+  d.max_sequences = 1;
+  d.max_context = 64;
+  d.features = LPX_FEATURE_QK_NORM | LPX_FEATURE_GELU;  // no tensors: nothing may be read
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  ASSERT_TRUE(cuda_ok(cudaMemGetInfo(&free_before, &total)));
+  try {
+    lpx_device_model_info info{};
+    backend->load_model(d, info);
+    FAIL() << "a model needing q/k norms and GeGLU was loaded";
+  } catch (const core::EngineError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("it lacks q/k norms, GeGLU feed-forward"), std::string::npos) << message;
+  }
+  ASSERT_TRUE(cuda_ok(cudaMemGetInfo(&free_after, &total)));
+  EXPECT_EQ(free_after, free_before);
+  // And the engine's own check says the same before it gets that far.
+  auto refused = backend->check_features(d);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("cannot run this made-up model"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lpx::test
