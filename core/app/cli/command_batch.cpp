@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "engine/device_choice.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/run_pipeline.hpp"
 #include "cli/shorthand_pipeline.hpp"
 
@@ -50,16 +50,7 @@ Command add_batch_command(CLI::App& parent) {
                         "Output directory (default outputs/<time>-<input hash>/)");
   batch_app->add_flag("--resume", batch->resume, "Finish the run in --run-dir");
   batch_app->add_option("--shard", batch->shard, "I/N: this machine's share of the input (0-based)");
-  batch_app->add_option("--device", batch->device, "cpu, cuda, cuda:N or auto")
-      ->check(core::check_device)
-      ->capture_default_str();
-  batch_app->add_option("--backend", batch->backend, "Backend plugin by name; overrides --device");
-  batch_app->add_option("--context", batch->context_size, "Positions per sequence")
-      ->check(CLI::Range(16u, 1u << 20))
-      ->capture_default_str();
-  batch_app->add_option("--max-sequences", batch->max_sequences, "Sequences decoded together")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
+  add_engine_flags(*batch_app, *batch);
   batch_app->add_option("--max-tokens", batch->max_tokens,
                         "max_tokens of lines that set none (0 = until the model stops)")
       ->capture_default_str();

@@ -1,7 +1,7 @@
 // `lpx-pipeline serve --model FILE …`: the server pipeline (pipelines/server.toml) written from
 // flags, so serving a model needs no file. `--set` overrides it exactly as for `run`.
 #include "cli/commands.hpp"
-#include "engine/device_choice.hpp"
+#include "cli/engine_flags.hpp"
 #include "cli/run_pipeline.hpp"
 #include "cli/shorthand_pipeline.hpp"
 
@@ -33,16 +33,7 @@ Command add_serve_command(CLI::App& parent) {
   auto* key_file_option = serve_app->add_option("--api-key-file", serve->api_key_file,
                                                 "File with one API key per line");
   key_option->excludes(key_file_option);
-  serve_app->add_option("--device", serve->device, "cpu, cuda, cuda:N or auto")
-      ->check(core::check_device)
-      ->capture_default_str();
-  serve_app->add_option("--backend", serve->backend, "Backend plugin by name; overrides --device");
-  serve_app->add_option("--context", serve->context_size, "Positions per sequence")
-      ->check(CLI::Range(16u, 1u << 20))
-      ->capture_default_str();
-  serve_app->add_option("--max-sequences", serve->max_sequences, "Sequences decoded together")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
+  add_engine_flags(*serve_app, *serve);
   serve_app->add_option("--set", serve->overrides, "Override a pipeline value: KEY.PATH=VALUE")
       ->allow_extra_args(false);
   return {serve_app, [serve] {
