@@ -1,4 +1,6 @@
 """Built-in plugins use the SDK alone, as a third party's would (docs/architecture.md, "Layers").
+Every plugin source is compiled against the installed SDK alone, and the include rule below
+says which line is at fault when one is not.
 
 A file under plugins/ may include <lpx/...> (the SDK), standard and third-party headers, files of
 its own folder and the shared plugin code of plugins/common/ — never a header of core/ or
@@ -58,3 +60,34 @@ def test_the_check_can_fail(tmp_path):
     kind, name = INCLUDE.match(bad).groups()
     assert kind == '"' and name.startswith(INTERNAL)
     assert INCLUDE.match('#include <lpx/cpp/plugin.hpp>').group(2) == "lpx/cpp/plugin.hpp"
+
+
+def test_every_plugin_source_compiles_against_the_installed_sdk_alone(tmp_path):
+    """The proof behind the include rule: install the SDK (as a third party gets it) and compile
+    every plugin source with only that, the file's own folder and plugins/common on the include
+    path (system libraries aside)."""
+    import concurrent.futures
+    import os
+    import shutil
+    import subprocess
+
+    build = pathlib.Path(os.environ.get("LPX_PIPELINE", ROOT / "build/bin/lpx-pipeline")).parents[1]
+    prefix = tmp_path / "sdk"
+    install = subprocess.run([shutil.which("cmake") or "cmake", "--install", build, "--prefix",
+                              prefix, "--component", "sdk"], capture_output=True, text=True)
+    assert install.returncode == 0, install.stdout + install.stderr
+    assert (prefix / "include/lpx/plugin.h").exists()
+    compiler = os.environ.get("CXX") or shutil.which("c++")
+
+    def compile_one(source):
+        proc = subprocess.run([compiler, "-std=c++20", "-fsyntax-only", f"-I{prefix / 'include'}",
+                               f"-I{source.parent}", f"-I{COMMON}", source],
+                              capture_output=True, text=True)
+        return source, proc.returncode, proc.stderr
+
+    sources = sorted(PLUGINS.rglob("*.cpp"))
+    assert len(sources) > 20, sources
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        failures = [f"{s.relative_to(ROOT)}:\n{err[:2000]}"
+                    for s, rc, err in pool.map(compile_one, sources) if rc != 0]
+    assert not failures, "\n".join(failures)
