@@ -9,7 +9,8 @@
 # MODEL: a GGUF file, or synth:NAME:TYPE (written once with `lpx-pipeline synth`, see README).
 # -o: LPX backend options (e.g. "activations=f32"). llama-bench: $LLAMA_BENCH, else
 # /work/peer/llama.cpp-build/bin/llama-bench, else built here from PyPI's llama-cpp-python sdist
-# (its vendored llama.cpp) into ${PEER_DIR:-/tmp/lpx-peer}.
+# ($PEER_VERSION, default 0.3.36: its vendored llama.cpp, without AMX on CPUs that advertise it)
+# into ${PEER_DIR:-/tmp/lpx-peer}.
 set -euo pipefail
 threads=2 prompt=64 generate=128 repetitions=5 options=""
 while getopts "t:p:n:r:o:" flag; do
@@ -31,10 +32,16 @@ if [[ ! -x $llama_bench ]]; then
   if [[ ! -x $llama_bench ]]; then
     echo "building llama-bench from PyPI's llama-cpp-python sdist into $peer" >&2
     mkdir -p "$peer"
-    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$peer" llama-cpp-python
+    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$peer" \
+      "llama-cpp-python==${PEER_VERSION:-0.3.36}"
     tar -xzf "$peer"/llama_cpp_python-*.tar.gz -C "$peer"
     src=$(ls -d "$peer"/llama_cpp_python-*/vendor/llama.cpp)
-    cmake -S "$src" -B "$peer/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF >/dev/null
+    # A native build compiles ggml's AMX path in where the CPU advertises AMX, and in VMs whose
+    # kernel did not enable the tiles it dies with SIGILL on the first prompt: leave it out.
+    no_amx=""
+    grep -q amx_tile /proc/cpuinfo && no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    cmake -S "$src" -B "$peer/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
+      -DCMAKE_C_FLAGS="$no_amx" -DCMAKE_CXX_FLAGS="$no_amx" >/dev/null
     cmake --build "$peer/build" --target llama-bench -j "$(nproc)" >/dev/null
   fi
 fi
