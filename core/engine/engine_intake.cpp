@@ -210,7 +210,8 @@ Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
       }
       if (std::isnan(value) || value == INFINITY) {
         return invalid("logit_bias: the bias of token " + std::to_string(token) +
-                          " must be a number or -infinity");
+                           " must be a number or -infinity",
+                       "logit_bias");
       }
       bias.push_back({token, value});
     }
@@ -242,8 +243,7 @@ Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
     return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
                              "the request needs " + std::to_string(r->positions_needed) +
                                  " positions of KV cache; the pool holds " +
-                                 std::to_string(cache_->total_positions()),
-                             "max_tokens"));
+                                 std::to_string(cache_->total_positions())));
   }
   return r;
 }

@@ -66,6 +66,14 @@ bool named(const SamplerLinkSpec& link, const char* plugin) {
   return link.library->description().name == plugin;
 }
 
+// The request field among `set` that overrides `link`'s plugin; "" when none does.
+std::string override_of(const SamplerLinkSpec& link, std::uint32_t set) {
+  for (const Field& field : kFields) {
+    if ((set & field.bit) != 0 && named(link, field.plugin)) return field.request_name;
+  }
+  return "";
+}
+
 }  // namespace
 
 Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& plugin) {
@@ -118,14 +126,14 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> SamplerChainFacto
     chain[selector] = std::move(*dist);
   }
   for (SamplerLinkSpec& link : chain) {
-    // Checks across options ("min_p must not exceed top_p"): the message starts with the
-    // option's name, the plugins' convention, which is also the request field's.
+    // A link the request's values made invalid (checks across options, or create): the field is
+    // the request's override of this link's plugin.
+    const std::string field = override_of(link, set);
     if (auto valid = link.library->validate_options(link.options); !valid) {
-      return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, valid.error(),
-                               valid.error().substr(0, valid.error().find(':'))));
+      return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, valid.error(), field));
     }
     auto instance = link.library->create(link.options);
-    if (!instance) return unexpected(Status(LPX_ERR_INTERNAL, instance.error()));
+    if (!instance) return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, instance.error(), field));
     out.push_back(std::move(*instance));
   }
   return out;

@@ -224,6 +224,7 @@ TEST(CudaDevice, ADescriptionWithUnsupportedFeaturesIsRefusedBeforeAllocating) {
   d.max_rows = 8;
   d.max_sequences = 1;
   d.max_context = 64;
+  d.layer_stride = sizeof(lpx_transformer_layer);
   d.features = LPX_FEATURE_QK_NORM | LPX_FEATURE_GELU;  // no tensors: nothing may be read
   std::size_t free_before = 0, free_after = 0, total = 0;
   ASSERT_TRUE(cuda_ok(cudaMemGetInfo(&free_before, &total)));

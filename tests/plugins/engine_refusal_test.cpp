@@ -25,7 +25,7 @@ TEST(EngineRefusal, TheStatusCodeAndFieldDecideTheAnswer) {
        "context_length_exceeded"},
       {LPX_ERR_RESOURCE_EXHAUSTED, "max_tokens", 400, "invalid_request_error", "max_tokens",
        "context_length_exceeded"},
-      {LPX_ERR_RESOURCE_EXHAUSTED, "kv_cache", 413, "invalid_request_error", "kv_cache", ""},
+      {LPX_ERR_RESOURCE_EXHAUSTED, "", 413, "invalid_request_error", "", ""},
       {LPX_ERR_NOT_FOUND, "session", 404, "not_found_error", "session", ""},
       {LPX_ERR_CONFLICT, "session", 409, "conflict_error", "session", ""},
       {LPX_ERR_UNAVAILABLE, "", 503, "server_error", "", ""},

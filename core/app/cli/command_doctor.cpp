@@ -1,6 +1,6 @@
 // `lpx-pipeline doctor [--require-gpu] [--json]`: can this binary use this machine's GPUs, and if
 // not, why not and what to do. Works on every machine: the driver and NVML are loaded at run time
-// (core/gpu), so a machine without them gets a clear "no NVIDIA GPU" and exit 0 (1 with
+// (core/app/gpu), so a machine without them gets a clear "no NVIDIA GPU" and exit 0 (1 with
 // --require-gpu). docs/doctor.md explains every line and every piece of advice.
 #include <boost/json.hpp>
 #include <cstdio>

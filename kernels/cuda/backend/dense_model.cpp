@@ -87,6 +87,16 @@ DenseModel dense_model(const lpx_transformer_desc& d) {
     unsupported("its activation, scales or soft caps, which its flags do not state");
   }
   m.rope = *lpx_transformer_layer_at(&d, 0)->rope;
+  for (std::uint32_t i = 1; i < d.n_layer; ++i) {
+    const lpx_rope_params& r = *lpx_transformer_layer_at(&d, i)->rope;
+    if (r.mode != m.rope.mode || r.n_rot != m.rope.n_rot || r.freq_base != m.rope.freq_base ||
+        r.freq_scale != m.rope.freq_scale || r.freq_factors != m.rope.freq_factors) {
+      unsupported("layer " + std::to_string(i) + " has rope parameters of its own");
+    }
+  }
+  if (m.rope.attn_factor != 0.0f && m.rope.attn_factor != 1.0f) {
+    unsupported("a rope attention factor, which its flags do not state");
+  }
   if (m.rope.mode != LPX_ROPE_NORMAL && m.rope.mode != LPX_ROPE_NEOX) {
     unsupported("rope mode " + std::to_string(m.rope.mode));
   }

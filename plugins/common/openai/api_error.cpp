@@ -13,17 +13,18 @@ std::string ApiError::body() const {
 }
 
 ApiError engine_refusal(const lpx::Error& refusal, const std::string& input_field) {
-  const std::string field = refusal.field().empty() ? input_field : refusal.field();
+  const std::string& own = refusal.field();  // what the engine named, perhaps nothing
+  const std::string field = own.empty() ? input_field : own;
   const std::string message = refusal.what();
   switch (refusal.code()) {
     case LPX_ERR_INVALID_ARGUMENT:
     case LPX_ERR_UNSUPPORTED:
       return bad_request(message, field);
     case LPX_ERR_RESOURCE_EXHAUSTED:
-      if (field == "prompt" || field == "messages" || field == "max_tokens") {
-        return bad_request(message, field).with_code("context_length_exceeded");
+      if (own == "prompt" || own == "messages" || own == "max_tokens") {
+        return bad_request(message, own).with_code("context_length_exceeded");
       }
-      return ApiError(413, "invalid_request_error", message, field);
+      return ApiError(413, "invalid_request_error", message, own);
     case LPX_ERR_NOT_FOUND:
       return ApiError(404, "not_found_error", message, field);
     case LPX_ERR_CONFLICT:

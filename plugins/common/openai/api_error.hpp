@@ -48,8 +48,8 @@ inline ApiError bad_request(const std::string& message, std::string param = {}) 
 
 // The answer to the engine refusing a request, from the refusal's status code and field alone
 // (never its message): invalid argument or unsupported 400; a context too small for the prompt
-// or max_tokens 400 with code context_length_exceeded (as OpenAI answers it); a request larger
-// than the whole KV cache 413; unknown session 404; busy session 409; shutting down or out of
+// or max_tokens 400 with code context_length_exceeded (as OpenAI answers it); any other limit
+// reached (a request larger than the whole KV cache, no field named) 413; unknown session 404; busy session 409; shutting down or out of
 // memory 503 (retry); anything else 500. `input_field` names the request's input ("prompt" or
 // "messages") when the engine named none.
 ApiError engine_refusal(const lpx::Error& refusal, const std::string& input_field);

@@ -299,9 +299,11 @@ void BatchRunner::run() {
       // engine's status, as the HTTP server answers them (openai::engine_refusal).
       const openai::ApiError answer =
           openai::engine_refusal(e, job->item.request.prompts.empty() ? "messages" : "prompt");
-      s.dir->failures().append(failure_line(job->item,
-                                            answer.code().empty() ? "invalid_request" : answer.code(),
-                                            e.what(), job->attempts, answer.param()));
+      const std::string code = answer.status() >= 500   ? "engine_error"
+                               : answer.code().empty() ? "invalid_request"
+                                                       : answer.code();
+      s.dir->failures().append(failure_line(job->item, code, e.what(), job->attempts,
+                                            answer.param()));
       ++s.counts.failed;
     }
   };

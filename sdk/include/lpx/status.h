@@ -14,6 +14,7 @@
 #ifndef LPX_STATUS_H
 #define LPX_STATUS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -42,7 +43,7 @@ struct lpx_status {
   int32_t code;          /* an lpx_status_code other than LPX_OK */
   const char* message;   /* UTF-8, NUL-terminated, never NULL; lives until release() */
   void (*release)(lpx_status* self); /* frees the status; call exactly once */
-  uint32_t struct_size;  /* since 2.0: sizeof(lpx_status) as its maker compiled it (0 before) */
+  uint32_t struct_size;  /* since 2.0: sizeof(lpx_status) as its maker compiled it */
   const char* field;     /* since 2.0: NULL, or the request field the failure is about, UTF-8
                             ("max_tokens", "logit_bias", "stop", "session", "prompt"...); lives
                             until release() */

@@ -27,7 +27,9 @@
  *        activations, scales, soft caps, with struct sizes and a layer stride) instead of the
  *        llama-only lpx_llama_model_desc, say which model features they run
  *        (model_features), and gain geglu; attention takes a window and a soft cap, rope an
- *        attn_factor. 1.x plugins are refused: rebuild them against SDK 2.x
+ *        attn_factor; lpx_status gains struct_size and field (the request field at fault) and
+ *        the codes UNAVAILABLE and CONFLICT. 1.x plugins are refused: rebuild them against
+ *        SDK 2.x
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H

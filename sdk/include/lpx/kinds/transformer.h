@@ -31,6 +31,7 @@
 #ifndef LPX_KINDS_TRANSFORMER_H
 #define LPX_KINDS_TRANSFORMER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lpx/kinds/tensor.h"
