@@ -185,6 +185,24 @@ def test_the_report_reads_real_bench_output(tmp_path):
     assert "TTFT" in next(line for line in gpu_md.splitlines() if "| pp8 |" in line)
 
 
+def test_the_real_smollm2_file_is_judged_by_the_synthetic_prediction(tmp_path):
+    """gpu-check benches models/SmolLM2-….gguf when it was carried: same bytes per token as
+    synth:smollm2-135m:Q4_1, so the same predictions apply."""
+    out = tmp_path / "out"
+    out.mkdir()
+    result = {"test": "tg128", "batch": 1, "depth": 0, "tokens_per_s": 2000.0, "stddev": 0.0,
+              "ttft_ms": 1.0, "model": "/anywhere/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+              "roofline_percent": 5.0}
+    (out / "bench.jsonl").write_text(json.dumps(
+        {"run": "decode-smollm2-q4_1", "status": 0, "command": "bench", "results": [result]}) + "\n")
+    r = subprocess.run([sys.executable, REPORT, "report", out, "--mode", "prebuilt", "--commit",
+                        "0123456789ab", "--command", "tools/gpu-check.sh --prebuilt",
+                        "--predictions", ROOT / "docs/cuda.md"], capture_output=True, text=True,
+                       check=True)
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| decode-smollm2-q4_1"))
+    assert "| 1,800–2,700 | within |" in row, row
+
+
 def test_the_out_check_enforces_what_the_device_tool_returns(tmp_path):
     def check():
         return subprocess.run([sys.executable, REPORT, "check-out", tmp_path], capture_output=True,
