@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "lpx/cpp/model_features.hpp"
+
 namespace lpx::core {
 
 Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
@@ -82,13 +84,14 @@ void Backend::geglu(const float* gate, const float* up, float* out, std::size_t 
 std::uint64_t Backend::model_features() const { return api_->model_features(instance_->raw()); }
 
 Expected<bool> Backend::check_features(const lpx_transformer_desc& model) const {
-  const std::uint64_t missing = model.features & ~model_features();
+  const std::uint64_t runs = model_features();
+  const std::uint64_t missing = model.features & ~runs;
   if (missing == 0) return true;
-  const std::uint64_t has = model_features() & LPX_MODEL_FEATURES_2_0;
+  const std::uint64_t has = runs & LPX_MODEL_FEATURES_2_0;
   return unexpected("backend '" + name_ + "' cannot run this " +
                     (model.architecture != nullptr ? model.architecture : "model") +
-                    " model: it lacks " + feature_names(missing) + " (it runs " +
-                    (has != 0 ? feature_names(has) : "plain Llama-style layers only") +
+                    " model: it lacks " + model_feature_names(missing) + " (it runs " +
+                    (has != 0 ? model_feature_names(has) : "plain Llama-style layers only") +
                     "); choose another backend, e.g. --device cpu");
 }
 

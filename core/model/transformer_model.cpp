@@ -132,15 +132,4 @@ std::uint64_t required_features(const lpx_transformer_desc& d) {
   return f;
 }
 
-std::string feature_names(std::uint64_t bits) {
-  std::string out;
-  for (std::uint64_t bit = 1; bit != 0; bit <<= 1) {
-    if ((bits & bit) == 0) continue;
-    const char* name = lpx_model_feature_name(bit);
-    out += (out.empty() ? "" : ", ") +
-           (name != nullptr ? std::string(name) : "feature bit " + std::to_string(bit));
-  }
-  return out;
-}
-
 }  // namespace lpx::core

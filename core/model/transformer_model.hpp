@@ -56,7 +56,4 @@ inline float scale_or_one(float scale) noexcept { return scale == 0.0f ? 1.0f : 
 // The feature bits `desc` needs, from its contents (lpx_model_feature).
 std::uint64_t required_features(const lpx_transformer_desc& desc);
 
-// "q/k norms, sliding-window attention" for a set of feature bits.
-std::string feature_names(std::uint64_t bits);
-
 }  // namespace lpx::core

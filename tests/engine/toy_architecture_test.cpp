@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/engine_test_support.hpp"
+#include "lpx/cpp/model_features.hpp"
 #include "model/architecture.hpp"
 #include "model/model_validation.hpp"
 #include "model/tensor_lookup.hpp"
@@ -400,7 +401,7 @@ TEST_F(ToyArchitecture, ItsDescriptionNeedsEveryFeatureOfAbi20) {
   auto model = kToy.describe(**file, *h);
   ASSERT_TRUE(model) << model.error();
   EXPECT_EQ(model->features(), LPX_MODEL_FEATURES_2_0)
-      << "missing: " << core::feature_names(LPX_MODEL_FEATURES_2_0 & ~model->features());
+      << "missing: " << lpx::model_feature_names(LPX_MODEL_FEATURES_2_0 & ~model->features());
 }
 
 // Prefill (all rows in one step) and decode (a row per step), on both CPU backends and both

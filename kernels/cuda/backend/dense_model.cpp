@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <lpx/cpp/model_features.hpp>
 #include <lpx/cpp/status.hpp>
 
 namespace lpx::cuda_backend {
@@ -9,17 +10,6 @@ namespace {
 
 [[noreturn]] void unsupported(const std::string& why) {
   throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda backend cannot run this model: " + why);
-}
-
-std::string feature_list(std::uint64_t bits) {
-  std::string out;
-  for (std::uint64_t bit = 1; bit != 0; bit <<= 1) {
-    if ((bits & bit) == 0) continue;
-    const char* name = lpx_model_feature_name(bit);
-    out += (out.empty() ? "" : ", ") + (name != nullptr ? std::string(name)
-                                                        : "feature bit " + std::to_string(bit));
-  }
-  return out;
 }
 
 // A bias as the kernels read it: `width` f32 values, or null.
@@ -40,7 +30,7 @@ DenseModel dense_model(const lpx_transformer_desc& d) {
     throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "model_load: the description is too small");
   }
   if (const std::uint64_t missing = d.features & ~kCudaFeatures; missing != 0) {
-    unsupported("it lacks " + feature_list(missing));
+    unsupported("it lacks " + lpx::model_feature_names(missing));
   }
   if (d.n_layer == 0 || d.n_head == 0 || d.n_head_kv == 0 || d.n_head % d.n_head_kv != 0) {
     unsupported(std::to_string(d.n_head) + " query heads over " + std::to_string(d.n_head_kv) +
