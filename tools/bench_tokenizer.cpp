@@ -133,19 +133,19 @@ int main(int argc, char** argv) {
   for (const fs::path& path : models) {
     auto file = lpx::core::ModelFile::open(path.string(), registry);
     if (!file) {
-      std::fprintf(stderr, "%s\n", file.error().c_str());
+      std::fprintf(stderr, "%s\n", file.error().message.c_str());
       ++failures;
       continue;
     }
     auto vocabulary = lpx::core::load_vocabulary(**file);
     if (!vocabulary) {
-      std::fprintf(stderr, "%s\n", vocabulary.error().c_str());
+      std::fprintf(stderr, "%s\n", vocabulary.error().message.c_str());
       ++failures;
       continue;
     }
     auto tokenizer = lpx::core::Tokenizer::create(std::move(*vocabulary));
     if (!tokenizer) {
-      std::fprintf(stderr, "%s: %s\n", path.c_str(), tokenizer.error().c_str());
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), tokenizer.error().message.c_str());
       ++failures;
       continue;
     }
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
       best_encode = std::min(best_encode, thread_cpu_seconds() - cpu_start);
       best_encode_wall = std::min(best_encode_wall, seconds_since(start));
       if (!ids) {
-        std::fprintf(stderr, "%s: %s\n", path.c_str(), ids.error().c_str());
+        std::fprintf(stderr, "%s: %s\n", path.c_str(), ids.error().message.c_str());
         ++failures;
         break;
       }

@@ -22,11 +22,11 @@ Expected<ChatTemplate> ChatTemplate::parse(std::string_view source) {
     program->block_locals = jinja::analyze_block_locals(program->body);
     return ChatTemplate(std::move(program));
   } catch (const jinja::TemplateError& error) {
-    return unexpected(error.describe());
+    return invalid_argument(error.describe());
   } catch (const std::bad_alloc&) {
-    return unexpected(std::string("out of memory while parsing the chat template"));
+    return fail(LPX_ERR_OUT_OF_MEMORY, std::string("out of memory while parsing the chat template"));
   } catch (const std::exception& error) {
-    return unexpected(std::string("internal error while parsing the chat template: ") +
+    return internal_error(std::string("internal error while parsing the chat template: ") +
                       error.what());
   }
 }
@@ -41,13 +41,13 @@ Expected<std::string> ChatTemplate::render(const boost::json::object& context,
     jinja::Renderer renderer(options);
     return renderer.render(program_->body, program_->block_locals, context);
   } catch (const jinja::RaisedException& raised) {
-    return unexpected(raised.message());
+    return invalid_argument(raised.message());
   } catch (const jinja::TemplateError& error) {
-    return unexpected(error.describe());
+    return invalid_argument(error.describe());
   } catch (const std::bad_alloc&) {
-    return unexpected(std::string("out of memory while rendering the chat template"));
+    return fail(LPX_ERR_OUT_OF_MEMORY, std::string("out of memory while rendering the chat template"));
   } catch (const std::exception& error) {
-    return unexpected(std::string("internal error while rendering the chat template: ") +
+    return internal_error(std::string("internal error while rendering the chat template: ") +
                       error.what());
   }
 }

@@ -23,12 +23,12 @@ Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
   const bool device_entries[] = {api.model_load != nullptr, api.model_forward != nullptr,
                                  api.model_free != nullptr};
   if (!(device_entries[0] == device_entries[1] && device_entries[1] == device_entries[2])) {
-    return unexpected("backend '" + name +
+    return invalid_argument("backend '" + name +
                       "' has some but not all of model_load, model_forward and model_free");
   }
   for (const auto& [entry, entry_name] : required) {
     if (entry == nullptr) {
-      return unexpected("backend '" + name + "' lacks the required entry '" + entry_name + "'");
+      return invalid_argument("backend '" + name + "' lacks the required entry '" + entry_name + "'");
     }
   }
   return Backend(std::move(instance), &api, name);
@@ -88,7 +88,7 @@ Expected<bool> Backend::check_features(const lpx_transformer_desc& model) const 
   const std::uint64_t missing = model.features & ~runs;
   if (missing == 0) return true;
   const std::uint64_t has = runs & LPX_MODEL_FEATURES_2_0;
-  return unexpected("backend '" + name_ + "' cannot run this " +
+  return unsupported("backend '" + name_ + "' cannot run this " +
                     (model.architecture != nullptr ? model.architecture : "model") +
                     " model: it lacks " + model_feature_names(missing) + " (it runs " +
                     (has != 0 ? model_feature_names(has) : "plain Llama-style layers only") +

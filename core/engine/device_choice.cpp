@@ -11,13 +11,13 @@ namespace {
 // runtime, device, kernel image). The error says why CUDA cannot be used.
 Expected<BackendChoice> probe_cuda(std::int64_t index, PluginRegistry& registry) {
   if (auto plugin = registry.load("cuda"); !plugin) {
-    if (plugin.error().rfind("unknown plugin", 0) == 0) {
-      return unexpected(std::string(
+    if (plugin.error().code == LPX_ERR_NOT_FOUND) {
+      return unsupported(std::string(
           "this build of LPX has no CUDA backend plugin ('cuda'; it is built when the CUDA "
           "toolkit is found at configure time)"));
     }
     // Present but not loadable, e.g. the CUDA toolkit's cuBLAS missing on this machine.
-    return unexpected("the CUDA backend plugin cannot be loaded: " + plugin.error());
+    return unexpected(plugin.error().prefixed("the CUDA backend plugin cannot be loaded: "));
   }
   BackendChoice choice{"cuda", {{"gpu", index}}};
   auto instance = default_instance(registry, "cuda", choice.options);
@@ -38,13 +38,13 @@ Expected<BackendChoice> backend_for_device(const std::string& device,
       spdlog::info("device auto: a CUDA GPU is usable; using the cuda backend on cuda:0");
       return cuda;
     }
-    spdlog::info("device auto: using cpu ({})", cuda.error());
+    spdlog::info("device auto: using cpu ({})", cuda.error().message);
     return BackendChoice{"cpu", {}};
   }
   // "cuda" or "cuda:N"
   const std::int64_t index = device.size() > 5 ? std::stoll(device.substr(5)) : 0;
   auto cuda = probe_cuda(index, registry);
-  if (!cuda) return unexpected("--device " + device + ": " + cuda.error());
+  if (!cuda) return unexpected(cuda.error().with_context("--device " + device));
   return cuda;
 }
 

@@ -26,17 +26,17 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   if (!h) return unexpected(h.error());
   const Architecture* architecture = find_architecture(h->architecture);
   if (architecture == nullptr) {
-    return unexpected(file.path() + ": architecture '" + h->architecture + "' is not supported");
+    return unsupported(file.path() + ": architecture '" + h->architecture + "' is not supported");
   }
   auto model = architecture->describe(file, *h);
   if (!model) return unexpected(model.error());
   // Before anything is sized or loaded: a backend never sees a model it cannot run.
   if (auto runs = parts.backend->check_features(model->desc()); !runs) {
-    return unexpected(file.path() + ": " + runs.error());
+    return unexpected(runs.error().with_context(file.path()));
   }
   for (const lpx_tensor_view& t : file.tensors()) {
     if (t.n_dims == 2 && !parts.backend->supports_type(t.type)) {
-      return unexpected(file.path() + ": tensor '" + t.name + "' has a type backend '" +
+      return unsupported(file.path() + ": tensor '" + t.name + "' has a type backend '" +
                         parts.backend->name() + "' cannot multiply");
     }
   }
@@ -44,10 +44,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   if (config.context_size == 0) config.context_size = std::min<std::uint32_t>(h->n_ctx_train ? h->n_ctx_train : 8192, 8192);
   if (config.kv_cache_tokens == 0) config.kv_cache_tokens = config.context_size;
   if (config.max_sequences == 0 || config.batch_tokens == 0 || config.block_size == 0) {
-    return unexpected(std::string("max_sequences, batch_tokens and block size must be positive"));
+    return invalid_argument(std::string("max_sequences, batch_tokens and block size must be positive"));
   }
   if (config.kv_cache_tokens < config.context_size) {
-    return unexpected("kv_cache_tokens (" + std::to_string(config.kv_cache_tokens) +
+    return invalid_argument("kv_cache_tokens (" + std::to_string(config.kv_cache_tokens) +
                       ") must hold at least one full context (" +
                       std::to_string(config.context_size) + ")");
   }
@@ -59,9 +59,9 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
     return std::unique_ptr<Engine>(
         new Engine(std::move(parts), config, std::move(*h), std::move(*model)));
   } catch (const EngineError& e) {
-    return unexpected(std::string(e.what()));
+    return internal_error(std::string(e.what()));
   } catch (const std::bad_alloc&) {
-    return unexpected(std::string("out of memory sizing the KV cache; lower kv_cache_tokens"));
+    return fail(LPX_ERR_OUT_OF_MEMORY, std::string("out of memory sizing the KV cache; lower kv_cache_tokens"));
   }
 }
 

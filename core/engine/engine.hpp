@@ -70,11 +70,11 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Refusals carry their code and the request field at fault (util/status.hpp).
-  Expected<std::uint64_t, Status> submit(const lpx_request& request);
+  Expected<std::uint64_t> submit(const lpx_request& request);
   // Several requests that join the queue at once (so the same step admits them, as far as the
   // batch allows): all are queued or, with the first refusal, none. Benchmarks use it to start
   // a batch together.
-  Expected<std::vector<std::uint64_t>, Status> submit_together(
+  Expected<std::vector<std::uint64_t>> submit_together(
       std::span<const lpx_request> requests);
   void cancel(std::uint64_t request_id);
   void wait(std::uint64_t request_id);
@@ -98,7 +98,7 @@ class Engine {
 
   Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model);
   // Checks a request and builds everything it needs before it is queued.
-  Expected<std::unique_ptr<Request>, Status> prepare(const lpx_request& request);
+  Expected<std::unique_ptr<Request>> prepare(const lpx_request& request);
   void loop();
   bool admit(Request& request);  // with mutex_ held
   void evict_idle_sessions();    // with mutex_ held

@@ -28,12 +28,12 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
     auto it = std::find_if(spec.options.specs.begin(), spec.options.specs.end(),
                            [&](const OptionSpec& s) { return s.name == key; });
     if (it == spec.options.specs.end()) {
-      return unexpected("plugin '" + name + "' has no option '" + key + "'");
+      return invalid_argument("plugin '" + name + "' has no option '" + key + "'");
     }
     if (it->type == LPX_OPTION_INT && it->range) {
       const auto v = static_cast<double>(std::get<std::int64_t>(value));
       if (v < it->range->first || v > it->range->second) {
-        return unexpected(name + "." + key + " = " + to_toml_text(value) + " is out of range");
+        return invalid_argument(name + "." + key + " = " + to_toml_text(value) + " is out of range");
       }
     }
     spec.options.values[key] = value;
@@ -50,26 +50,26 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
 Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry) {
   EngineParts parts;
   auto vocabulary = load_vocabulary(*inputs.file);
-  if (!vocabulary) return unexpected(inputs.file->path() + ": " + vocabulary.error());
+  if (!vocabulary) return unexpected(vocabulary.error().with_context(inputs.file->path()));
   auto tokenizer = Tokenizer::create(std::move(*vocabulary));
-  if (!tokenizer) return unexpected(inputs.file->path() + ": " + tokenizer.error());
+  if (!tokenizer) return unexpected(tokenizer.error().with_context(inputs.file->path()));
   parts.tokenizer = std::move(*tokenizer);
 
   if (inputs.chat_template_path) {
     auto source = read_whole_file(*inputs.chat_template_path);
     if (!source) return unexpected(source.error());
     auto parsed = ChatTemplate::parse(*source);
-    if (!parsed) return unexpected(*inputs.chat_template_path + ": " + parsed.error());
+    if (!parsed) return unexpected(parsed.error().with_context(*inputs.chat_template_path));
     parts.chat_template = std::move(*parsed);
     parts.chat_template_origin = *inputs.chat_template_path;
   } else if (inputs.file->has("tokenizer.chat_template")) {
     auto source = inputs.file->get_string("tokenizer.chat_template");
-    if (!source) return unexpected(inputs.file->path() + ": " + source.error());
+    if (!source) return unexpected(source.error().with_context(inputs.file->path()));
     auto parsed = ChatTemplate::parse(*source);
     if (!parsed) {
       // Not fatal for plain-prompt use; chat requests will say why they cannot run.
       spdlog::warn("{}: the model's chat template cannot be used: {}", inputs.file->path(),
-                   parsed.error());
+                   parsed.error().message);
     } else {
       parts.chat_template = std::move(*parsed);
       parts.chat_template_origin = inputs.file->path();
@@ -95,7 +95,7 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
       const auto& values = section.core_options.values;
       const std::string path = std::get<std::string>(values.at("path"));
       auto file = ModelFile::open_with(instances[i], path);
-      if (!file) return unexpected("[model] " + file.error());
+      if (!file) return unexpected(file.error().prefixed("[model] "));
       inputs.file = std::move(*file);
       if (auto it = values.find("chat_template"); it != values.end()) {
         inputs.chat_template_path = std::get<std::string>(it->second);
@@ -118,12 +118,12 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
   if (model == nullptr) return std::unique_ptr<Engine>();
   if (!inputs.backend) {
     auto cpu = default_instance(registry, "cpu");
-    if (!cpu) return unexpected("[backend] (default 'cpu'): " + cpu.error());
+    if (!cpu) return unexpected(cpu.error().prefixed("[backend] (default 'cpu'): "));
     inputs.backend = cpu->instance;
   }
   if (inputs.sampler_chain.empty()) {
     auto greedy = default_instance(registry, "greedy");
-    if (!greedy) return unexpected("[sampler] (default 'greedy'): " + greedy.error());
+    if (!greedy) return unexpected(greedy.error().prefixed("[sampler] (default 'greedy'): "));
     inputs.sampler_chain.push_back(std::move(*greedy));
   }
   return build_engine(std::move(inputs), registry);

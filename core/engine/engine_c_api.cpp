@@ -13,6 +13,11 @@ namespace {
 
 Engine& self(lpx_engine* engine) noexcept { return *reinterpret_cast<Engine*>(engine); }
 
+// Inside guard(): the failure leaves as an lpx_status with its code and field.
+[[noreturn]] void throw_status(const Status& status) {
+  throw Error(status.code, status.message, status.field);
+}
+
 void info(lpx_engine* engine, lpx_engine_info* out) noexcept {
   if (out == nullptr || out->struct_size < offsetof(lpx_engine_info, backend)) return;
   self(engine).info(*out);
@@ -24,7 +29,7 @@ lpx_status* submit(lpx_engine* engine, const lpx_request* request, uint64_t* out
   }
   return guard([&] {
     auto id = self(engine).submit(*request);
-    if (!id) throw Error(id.error().code, id.error().message, id.error().field);
+    if (!id) throw_status(id.error());
     *out_id = *id;
   });
 }
@@ -62,7 +67,7 @@ lpx_status* tokenize(lpx_engine* engine, const char* text, size_t length, uint32
     options.add_bos = options.add_eos = (flags & LPX_TOKENIZE_ADD_SPECIAL) != 0;
     options.parse_special = (flags & LPX_TOKENIZE_PARSE_SPECIAL) != 0;
     auto tokens = self(engine).tokenizer().encode(view, options);
-    if (!tokens) throw Error(LPX_ERR_INVALID_ARGUMENT, tokens.error());
+    if (!tokens) throw_status(tokens.error());
     std::copy_n(tokens->begin(), std::min(capacity, tokens->size()), out_tokens);
     *out_count = tokens->size();
   });
@@ -77,7 +82,7 @@ lpx_status* detokenize(lpx_engine* engine, const int32_t* tokens, size_t count, 
   return guard([&] {
     auto bytes = self(engine).tokenizer().decode(
         std::span<const std::int32_t>(tokens, count), (flags & LPX_DETOKENIZE_RENDER_SPECIAL) != 0);
-    if (!bytes) throw Error(LPX_ERR_INVALID_ARGUMENT, bytes.error());
+    if (!bytes) throw_status(bytes.error());
     const std::string text = utf8::repair(*bytes);
     if (capacity != 0) std::memcpy(out_text, text.data(), std::min(capacity, text.size()));
     *out_length = text.size();

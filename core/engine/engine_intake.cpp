@@ -28,7 +28,7 @@ std::uint32_t clamp_u32(std::uint64_t v) {
 }
 
 Expected<bool> check_utf8(const char* text, const char* what) {
-  if (!utf8::is_well_formed(text)) return unexpected(std::string(what) + " is not valid UTF-8");
+  if (!utf8::is_well_formed(text)) return invalid_argument(std::string(what) + " is not valid UTF-8");
   return true;
 }
 
@@ -40,17 +40,17 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   const bool has_messages = request.messages != nullptr || request.message_count != 0;
   const bool has_tokens = request.prompt_tokens != nullptr || request.prompt_token_count != 0;
   if (int{has_prompt} + int{has_messages} + int{has_tokens} != 1) {
-    return unexpected(
+    return invalid_argument(
         std::string("a request needs exactly one of 'prompt', 'messages' and 'prompt_tokens'"));
   }
   const Tokenizer& tokenizer = *parts_.tokenizer;
   if (has_tokens) {
-    if (request.prompt_tokens == nullptr) return unexpected(std::string("prompt_tokens is NULL"));
+    if (request.prompt_tokens == nullptr) return invalid_argument(std::string("prompt_tokens is NULL"));
     std::vector<std::int32_t> tokens(request.prompt_tokens,
                                      request.prompt_tokens + request.prompt_token_count);
     for (std::int32_t t : tokens) {
       if (t < 0 || t >= tokenizer.vocab_size()) {
-        return unexpected("prompt token " + std::to_string(t) + " is not in the vocabulary (" +
+        return invalid_argument("prompt token " + std::to_string(t) + " is not in the vocabulary (" +
                           std::to_string(tokenizer.vocab_size()) + " tokens)");
       }
     }
@@ -63,14 +63,14 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
     return tokenizer.encode(request.prompt, options);
   }
   if (!parts_.chat_template) {
-    return unexpected("the model has no chat template (set [model] chat_template in the "
+    return invalid_argument("the model has no chat template (set [model] chat_template in the "
                       "pipeline to a Jinja file)");
   }
   boost::json::array messages;
   for (std::size_t i = 0; i < request.message_count; ++i) {
     const lpx_chat_message& m = request.messages[i];
     if (m.role == nullptr || m.content == nullptr) {
-      return unexpected("message " + std::to_string(i) + " has no role or content");
+      return invalid_argument("message " + std::to_string(i) + " has no role or content");
     }
     if (auto ok = check_utf8(m.content, "a message"); !ok) return unexpected(ok.error());
     messages.push_back(boost::json::object{{"role", m.role}, {"content", m.content}});
@@ -86,7 +86,7 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   context["bos_token"] = bos;
   context["eos_token"] = piece(tokenizer.eos());
   auto text = parts_.chat_template->render(context);
-  if (!text) return unexpected("chat template of " + parts_.chat_template_origin + ": " + text.error());
+  if (!text) return unexpected(text.error().with_context("chat template of " + parts_.chat_template_origin));
   Tokenizer::EncodeOptions options;
   options.parse_special = true;
   options.add_eos = false;
@@ -95,13 +95,13 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   return tokenizer.encode(*text, options);
 }
 
-Expected<std::uint64_t, Status> Engine::submit(const lpx_request& caller_request) {
+Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
   auto ids = submit_together({&caller_request, 1});
   if (!ids) return unexpected(std::move(ids).error());
   return ids->front();
 }
 
-Expected<std::vector<std::uint64_t>, Status> Engine::submit_together(
+Expected<std::vector<std::uint64_t>> Engine::submit_together(
     std::span<const lpx_request> requests) {
   std::vector<std::unique_ptr<Request>> prepared;
   prepared.reserve(requests.size());
@@ -139,16 +139,13 @@ Expected<std::vector<std::uint64_t>, Status> Engine::submit_together(
   return ids;
 }
 
-Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
+Expected<std::unique_ptr<Engine::Request>> Engine::prepare(
     const lpx_request& caller_request) {
-  const auto invalid = [](std::string message, std::string field = {}) {
-    return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, std::move(message), std::move(field)));
-  };
   // lpx_request appeared in ABI 1.2 and grew in 1.3; a smaller (older) request is copied into a
   // zeroed current one, so the fields it lacks read as 0.
   constexpr std::size_t kSize_1_2 = offsetof(lpx_request, logprobs);
   if (caller_request.struct_size < kSize_1_2) {
-    return invalid("request.struct_size is " + std::to_string(caller_request.struct_size) +
+    return invalid_argument("request.struct_size is " + std::to_string(caller_request.struct_size) +
                    "; an lpx_request (ABI 1.2) has at least " + std::to_string(kSize_1_2) +
                    " bytes");
   }
@@ -156,17 +153,17 @@ Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
   std::memcpy(&request, &caller_request,
               std::min<std::size_t>(caller_request.struct_size, sizeof(lpx_request)));
   if (request.top_logprobs > LPX_MAX_TOP_LOGPROBS) {
-    return invalid("top_logprobs is " + std::to_string(request.top_logprobs) + "; at most " +
+    return invalid_argument("top_logprobs is " + std::to_string(request.top_logprobs) + "; at most " +
                        std::to_string(LPX_MAX_TOP_LOGPROBS),
                    "top_logprobs");
   }
-  if (request.on_done == nullptr) return invalid("request.on_done is required");
+  if (request.on_done == nullptr) return invalid_argument("request.on_done is required");
   // The request field its input came from, which the prompt's refusals are about.
   const char* input = request.messages != nullptr || request.message_count != 0 ? "messages"
                                                                                 : "prompt";
   auto prompt = prompt_tokens(request);
-  if (!prompt) return invalid(prompt.error(), input);
-  if (prompt->empty()) return invalid("the prompt is empty", input);
+  if (!prompt) return unexpected(std::move(prompt).error().about(input));
+  if (prompt->empty()) return invalid_argument("the prompt is empty", input);
   const auto n_prompt = static_cast<std::uint64_t>(prompt->size());
   if (n_prompt >= config_.context_size) {
     return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
@@ -191,8 +188,8 @@ Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
                             : config_.context_size;
   std::vector<std::string> stops;
   for (std::size_t i = 0; i < request.stop_count; ++i) {
-    if (request.stop[i] == nullptr) return invalid("stop string " + std::to_string(i) + " is NULL", "stop");
-    if (auto ok = check_utf8(request.stop[i], "a stop string"); !ok) return invalid(ok.error(), "stop");
+    if (request.stop[i] == nullptr) return invalid_argument("stop string " + std::to_string(i) + " is NULL", "stop");
+    if (auto ok = check_utf8(request.stop[i], "a stop string"); !ok) return unexpected(std::move(ok).error().about("stop"));
     stops.emplace_back(request.stop[i]);
   }
   r->stops = StopMatcher(std::move(stops));
@@ -204,12 +201,12 @@ Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
       const std::int32_t token = sampling->logit_bias_tokens[i];
       const float value = sampling->logit_bias_values[i];
       if (token < 0 || static_cast<std::uint32_t>(token) >= h_.n_vocab) {
-        return invalid("logit_bias: token " + std::to_string(token) + " is not in the vocabulary (" +
+        return invalid_argument("logit_bias: token " + std::to_string(token) + " is not in the vocabulary (" +
                            std::to_string(h_.n_vocab) + " tokens)",
                        "logit_bias");
       }
       if (std::isnan(value) || value == INFINITY) {
-        return invalid("logit_bias: the bias of token " + std::to_string(token) +
+        return invalid_argument("logit_bias: the bias of token " + std::to_string(token) +
                            " must be a number or -infinity",
                        "logit_bias");
       }
@@ -227,7 +224,7 @@ Expected<std::unique_ptr<Engine::Request>, Status> Engine::prepare(
   try {
     r->sampler = std::make_unique<SamplerChain>(std::move(*links), seed, h_.n_vocab, std::move(bias));
   } catch (const EngineError& e) {
-    return invalid(e.what());
+    return invalid_argument(e.what());
   }
   r->decoder.emplace(*parts_.tokenizer);
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;

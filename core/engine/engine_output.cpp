@@ -81,7 +81,7 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
   }
   auto piece = r.decoder->push(token);
   if (!piece) {
-    finish(r, LPX_FINISH_ERROR, "token " + std::to_string(token) + ": " + piece.error());
+    finish(r, LPX_FINISH_ERROR, "token " + std::to_string(token) + ": " + piece.error().message);
     return;
   }
   std::string_view text = *piece;

@@ -44,7 +44,7 @@ Expected<bool> set_option(ResolvedOptions& options, const char* name, const Opti
   auto spec = std::find_if(options.specs.begin(), options.specs.end(),
                            [&](const OptionSpec& s) { return s.name == name; });
   if (spec == options.specs.end()) {
-    return unexpected(std::string(request_name) + ": the sampler has no option '" + name + "'");
+    return invalid_argument(std::string(request_name) + ": the sampler has no option '" + name + "'");
   }
   const double number = std::holds_alternative<double>(value)
                             ? std::get<double>(value)
@@ -56,7 +56,7 @@ Expected<bool> set_option(ResolvedOptions& options, const char* name, const Opti
       message += " (must be between " + to_toml_text(spec->range->first) + " and " +
                  to_toml_text(spec->range->second) + ")";
     }
-    return unexpected(message);
+    return invalid_argument(message);
   }
   options.values[name] = value;
   return true;
@@ -85,7 +85,7 @@ Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& 
   return link;
 }
 
-Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> SamplerChainFactory::links(
+Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::links(
     const lpx_sampling_overrides* overrides) {
   std::vector<std::shared_ptr<PluginInstance>> out;
   const std::uint32_t set = overrides ? overrides->set & ~LPX_SET_SEED : 0u;
@@ -106,7 +106,7 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> SamplerChainFacto
       auto link = standard_link(field.plugin);
       if (!link) {
         return unexpected(Status(LPX_ERR_UNSUPPORTED,
-                                 std::string(field.request_name) + ": " + link.error(),
+                                 std::string(field.request_name) + ": " + link.error().message,
                                  field.request_name));
       }
       const bool lead = std::string_view(field.plugin) == "penalties";
@@ -116,12 +116,12 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> SamplerChainFacto
     }
     auto ok = set_option(it->options, field.option, value_of(*overrides, field.bit),
                          field.request_name);
-    if (!ok) return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, ok.error(), field.request_name));
+    if (!ok) return unexpected(std::move(ok).error().about(field.request_name));
   }
   if ((set & LPX_SET_TEMPERATURE) && overrides->temperature > 0 && named(chain[selector], "greedy")) {
     auto dist = standard_link("dist");
     if (!dist) {
-      return unexpected(Status(LPX_ERR_UNSUPPORTED, "temperature: " + dist.error(), "temperature"));
+      return unexpected(Status(LPX_ERR_UNSUPPORTED, "temperature: " + dist.error().message, "temperature"));
     }
     chain[selector] = std::move(*dist);
   }
@@ -130,10 +130,10 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> SamplerChainFacto
     // the request's override of this link's plugin.
     const std::string field = override_of(link, set);
     if (auto valid = link.library->validate_options(link.options); !valid) {
-      return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, valid.error(), field));
+      return unexpected(std::move(valid).error().about(field));
     }
     auto instance = link.library->create(link.options);
-    if (!instance) return unexpected(Status(LPX_ERR_INVALID_ARGUMENT, instance.error(), field));
+    if (!instance) return unexpected(std::move(instance).error().about(field));
     out.push_back(std::move(*instance));
   }
   return out;

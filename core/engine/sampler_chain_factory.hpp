@@ -35,7 +35,7 @@ class SamplerChainFactory {
       : chain_(std::move(chain)), registry_(registry) {}
 
   // The links for a request. Errors name the field (also as Status::field) and the value.
-  Expected<std::vector<std::shared_ptr<PluginInstance>>, Status> links(
+  Expected<std::vector<std::shared_ptr<PluginInstance>>> links(
       const lpx_sampling_overrides* overrides);
 
  private:

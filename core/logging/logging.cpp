@@ -12,7 +12,7 @@ Expected<bool> configure_logging(const LogConfig& config) {
   const spdlog::level::level_enum level = spdlog::level::from_str(config.level);
   // from_str maps anything unknown to "off"; only accept "off" when asked for it.
   if (level == spdlog::level::off && config.level != "off") {
-    return unexpected("unknown log level '" + config.level +
+    return invalid_argument("unknown log level '" + config.level +
                       "' (use trace, debug, info, warn, error or off)");
   }
   spdlog::sink_ptr sink;
@@ -22,7 +22,7 @@ Expected<bool> configure_logging(const LogConfig& config) {
     try {
       sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(config.file);
     } catch (const spdlog::spdlog_ex& e) {
-      return unexpected("cannot open log file '" + config.file + "': " + e.what());
+      return io_error("cannot open log file '" + config.file + "': " + e.what());
     }
   }
   auto logger = std::make_shared<spdlog::logger>("lpx", std::move(sink));

@@ -35,14 +35,14 @@ Expected<lpx_metric_id> MetricsRegistry::register_metric(std::int32_t kind,
                                                           const std::string& help,
                                                           const std::vector<double>& bounds) {
   if (!is_valid_metric_name(name)) {
-    return unexpected("metric name '" + name + "' is not [a-z_][a-z0-9_]*");
+    return invalid_argument("metric name '" + name + "' is not [a-z_][a-z0-9_]*");
   }
   if (kind != LPX_METRIC_COUNTER && kind != LPX_METRIC_GAUGE && kind != LPX_METRIC_HISTOGRAM) {
-    return unexpected("metric '" + name + "' has unknown kind " + std::to_string(kind));
+    return invalid_argument("metric '" + name + "' has unknown kind " + std::to_string(kind));
   }
   if (!std::is_sorted(bounds.begin(), bounds.end()) ||
       std::adjacent_find(bounds.begin(), bounds.end()) != bounds.end()) {
-    return unexpected("metric '" + name + "': bucket bounds must be strictly ascending");
+    return invalid_argument("metric '" + name + "': bucket bounds must be strictly ascending");
   }
   std::lock_guard lock(mutex_);
   const std::string full_name = "lpx_" + name;
@@ -50,12 +50,12 @@ Expected<lpx_metric_id> MetricsRegistry::register_metric(std::int32_t kind,
   for (size_t i = 0; i < size; ++i) {
     if (metrics_[i].name != full_name) continue;
     if (metrics_[i].kind != kind) {
-      return unexpected("metric '" + full_name + "' is already registered as a " +
+      return invalid_argument("metric '" + full_name + "' is already registered as a " +
                         type_word(metrics_[i].kind));
     }
     return static_cast<lpx_metric_id>(i + 1);
   }
-  if (size == kMaxMetrics) return unexpected(std::string("too many metrics"));
+  if (size == kMaxMetrics) return resource_exhausted(std::string("too many metrics"));
   Metric& m = metrics_[size];
   m.kind = static_cast<lpx_metric_kind>(kind);
   m.name = full_name;

@@ -48,7 +48,7 @@ std::vector<std::string> architecture_names() {
 
 Expected<bool> register_architecture(const Architecture& architecture) {
   if (find_architecture(architecture.name) != nullptr) {
-    return unexpected("architecture '" + std::string(architecture.name) + "' is already known");
+    return invalid_argument("architecture '" + std::string(architecture.name) + "' is already known");
   }
   architectures().push_back(&architecture);
   return true;

@@ -12,12 +12,12 @@ Expected<std::uint32_t> read_count(const ModelFile& file, const std::string& key
                                    std::optional<std::uint32_t> fallback = std::nullopt) {
   if (!file.has(key)) {
     if (fallback) return *fallback;
-    return unexpected("missing metadata '" + key + "'");
+    return invalid_argument("missing metadata '" + key + "'");
   }
   auto value = file.get_uint(key);
   if (!value) return unexpected(value.error());
   if (*value == 0 || *value > kMaxDimension) {
-    return unexpected("metadata '" + key + "' is " + std::to_string(*value) +
+    return invalid_argument("metadata '" + key + "' is " + std::to_string(*value) +
                       ", outside 1.." + std::to_string(kMaxDimension));
   }
   return static_cast<std::uint32_t>(*value);
@@ -27,12 +27,12 @@ Expected<double> read_positive(const ModelFile& file, const std::string& key,
                                std::optional<double> fallback = std::nullopt) {
   if (!file.has(key)) {
     if (fallback) return *fallback;
-    return unexpected("missing metadata '" + key + "'");
+    return invalid_argument("missing metadata '" + key + "'");
   }
   auto value = file.get_float(key);
   if (!value) return unexpected(value.error());
   if (!std::isfinite(*value) || *value <= 0) {
-    return unexpected("metadata '" + key + "' is " + std::to_string(*value) +
+    return invalid_argument("metadata '" + key + "' is " + std::to_string(*value) +
                       ", not a positive number");
   }
   return *value;
@@ -63,19 +63,19 @@ Expected<Hyperparameters> read_hyperparameters(const ModelFile& file) {
   LPX_READ(h.n_head_kv, read_count(file, p + "attention.head_count_kv", h.n_head));
   LPX_READ(h.n_ctx_train, read_count(file, p + "context_length"));
   if (h.n_head % h.n_head_kv != 0) {
-    return unexpected(p + "attention.head_count " + text(h.n_head) +
+    return invalid_argument(p + "attention.head_count " + text(h.n_head) +
                       " is not a multiple of " + p + "attention.head_count_kv " +
                       text(h.n_head_kv));
   }
   if (!file.has(p + "attention.key_length") && h.n_embd % h.n_head != 0) {
-    return unexpected(p + "embedding_length " + text(h.n_embd) + " is not a multiple of " + p +
+    return invalid_argument(p + "embedding_length " + text(h.n_embd) + " is not a multiple of " + p +
                       "attention.head_count " + text(h.n_head));
   }
   LPX_READ(h.head_dim, read_count(file, p + "attention.key_length", h.n_embd / h.n_head));
   LPX_READ(h.head_dim_v, read_count(file, p + "attention.value_length", h.head_dim));
   LPX_READ(h.n_rot, read_count(file, p + "rope.dimension_count", h.head_dim));
   if (h.n_rot > h.head_dim || h.n_rot % 2 != 0) {
-    return unexpected(p + "rope.dimension_count " + text(h.n_rot) +
+    return invalid_argument(p + "rope.dimension_count " + text(h.n_rot) +
                       " must be even and at most the head dimension " + text(h.head_dim));
   }
   LPX_READ(h.rope_freq_base, read_positive(file, p + "rope.freq_base", 10000.0));
@@ -89,7 +89,7 @@ Expected<Hyperparameters> read_hyperparameters(const ModelFile& file) {
     } else if (*type == "llama3") {
       h.rope_scaling = RopeScaling::llama3;
     } else if (*type != "none") {
-      return unexpected(p + "rope.scaling.type '" + *type + "' is not supported (none, linear, llama3)");
+      return unsupported(p + "rope.scaling.type '" + *type + "' is not supported (none, linear, llama3)");
     }
     if (h.rope_scaling != RopeScaling::none) {
       LPX_READ(h.rope_scaling_factor, read_positive(file, p + "rope.scaling.factor"));
@@ -98,7 +98,7 @@ Expected<Hyperparameters> read_hyperparameters(const ModelFile& file) {
   if (file.has(p + "expert_count")) {
     auto experts = file.get_uint(p + "expert_count");
     if (experts && *experts > 0) {
-      return unexpected("mixture-of-experts models (" + p + "expert_count " +
+      return unsupported("mixture-of-experts models (" + p + "expert_count " +
                         std::to_string(*experts) + ") are not supported");
     }
   }

@@ -23,7 +23,7 @@ Expected<std::shared_ptr<PluginInstance>> create_default(PluginLibrary& plugin) 
   options.specs = plugin.description().options;
   for (const OptionSpec& spec : options.specs) {
     if (spec.required) {
-      return unexpected("plugin '" + plugin.description().name + "' needs option '" + spec.name +
+      return invalid_argument("plugin '" + plugin.description().name + "' needs option '" + spec.name +
                         "' and cannot probe files on its own");
     }
     if (spec.default_value) options.values.emplace(spec.name, *spec.default_value);
@@ -48,7 +48,7 @@ const char* metadata_type_name(std::int32_t type) {
 Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
                                                      PluginRegistry& registry) {
   std::error_code error;
-  if (!std::filesystem::exists(path, error)) return unexpected(path + ": no such file");
+  if (!std::filesystem::exists(path, error)) return not_found(path + ": no such file");
   const std::vector<std::uint8_t> head = read_head(path);
   std::shared_ptr<PluginInstance> best;
   std::int32_t best_score = 0;
@@ -69,7 +69,7 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
   if (!best) {
     std::string known;
     for (const std::string& f : formats) known += (known.empty() ? "" : ", ") + f;
-    return unexpected(path + ": not a model file any format plugin recognises (formats: " +
+    return invalid_argument(path + ": not a model file any format plugin recognises (formats: " +
                       (known.empty() ? "none installed" : known) + ")");
   }
   return open_with(best, path);
@@ -83,7 +83,7 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open_with(std::shared_ptr<Plugin
   file->api_ = &file->format_->api<lpx_model_format_api>();
   lpx_model* model = nullptr;
   if (lpx_status* status = file->api_->open(file->format_->raw(), path.c_str(), &model)) {
-    return unexpected(path + ": " + take_status_message(status));
+    return unexpected(take_status(status).with_context(path));
   }
   file->model_ = model;
   const std::uint64_t count = file->api_->tensor_count(model);
@@ -91,7 +91,7 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open_with(std::shared_ptr<Plugin
   for (std::uint64_t k = 0; k < count; ++k) {
     lpx_tensor_view view{};
     if (lpx_status* status = file->api_->tensor_at(model, k, &view)) {
-      return unexpected(path + ": tensor " + std::to_string(k) + ": " + take_status_message(status));
+      return unexpected(take_status(status).with_context(path + ": tensor " + std::to_string(k)));
     }
     file->tensor_index_.emplace(view.name, file->tensors_.size());
     file->tensors_.push_back(view);
@@ -125,39 +125,39 @@ std::string wrong_type(const std::string& key, const char* wanted, std::int32_t 
 
 Expected<std::string> ModelFile::get_string(const std::string& key) const {
   auto value = find(key);
-  if (!value) return unexpected("missing metadata '" + key + "'");
-  if (value->type != LPX_VALUE_STRING) return unexpected(wrong_type(key, "a string", value->type));
+  if (!value) return invalid_argument("missing metadata '" + key + "'");
+  if (value->type != LPX_VALUE_STRING) return invalid_argument(wrong_type(key, "a string", value->type));
   return std::string(value->string, value->length);
 }
 
 Expected<std::uint64_t> ModelFile::get_uint(const std::string& key) const {
   auto value = find(key);
-  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (!value) return invalid_argument("missing metadata '" + key + "'");
   if (value->type == LPX_VALUE_UINT) return value->u;
   if (value->type == LPX_VALUE_INT && value->i >= 0) return static_cast<std::uint64_t>(value->i);
-  return unexpected(wrong_type(key, "a non-negative integer", value->type));
+  return invalid_argument(wrong_type(key, "a non-negative integer", value->type));
 }
 
 Expected<double> ModelFile::get_float(const std::string& key) const {
   auto value = find(key);
-  if (!value) return unexpected("missing metadata '" + key + "'");
+  if (!value) return invalid_argument("missing metadata '" + key + "'");
   if (value->type == LPX_VALUE_FLOAT) return value->f;
   if (value->type == LPX_VALUE_UINT) return static_cast<double>(value->u);
   if (value->type == LPX_VALUE_INT) return static_cast<double>(value->i);
-  return unexpected(wrong_type(key, "a number", value->type));
+  return invalid_argument(wrong_type(key, "a number", value->type));
 }
 
 Expected<bool> ModelFile::get_bool(const std::string& key) const {
   auto value = find(key);
-  if (!value) return unexpected("missing metadata '" + key + "'");
-  if (value->type != LPX_VALUE_BOOL) return unexpected(wrong_type(key, "a bool", value->type));
+  if (!value) return invalid_argument("missing metadata '" + key + "'");
+  if (value->type != LPX_VALUE_BOOL) return invalid_argument(wrong_type(key, "a bool", value->type));
   return value->u != 0;
 }
 
 Expected<lpx_metadata_value> ModelFile::get_array(const std::string& key) const {
   auto value = find(key);
-  if (!value) return unexpected("missing metadata '" + key + "'");
-  if (value->type != LPX_VALUE_ARRAY) return unexpected(wrong_type(key, "an array", value->type));
+  if (!value) return invalid_argument("missing metadata '" + key + "'");
+  if (value->type != LPX_VALUE_ARRAY) return invalid_argument(wrong_type(key, "an array", value->type));
   return *value;
 }
 
@@ -165,7 +165,7 @@ Expected<lpx_metadata_value> ModelFile::array_element(const std::string& key,
                                                       std::uint64_t index) const {
   lpx_metadata_value value{};
   if (lpx_status* status = api_->metadata_array_at(model_, key.c_str(), index, &value)) {
-    return unexpected(take_status_message(status));
+    return unexpected(take_status(status));
   }
   return value;
 }

@@ -25,12 +25,12 @@ Expected<bool> check_tensor(const lpx_tensor_view& view, const ExpectedTensor& e
     same = view.dims[d] == expected.dims[d];
   }
   if (!same) {
-    return unexpected(name + " has shape " + shape_text(view.dims, view.n_dims) +
+    return invalid_argument(name + " has shape " + shape_text(view.dims, view.n_dims) +
                       ", the hyperparameters imply " +
                       shape_text(expected.dims.data(), expected.dims.size()));
   }
   if (expected.dims.size() == 1 && is_block_quantized(view.type)) {
-    return unexpected(name + " is a vector and must be f32, f16 or bf16");
+    return invalid_argument(name + " is a vector and must be f32, f16 or bf16");
   }
   return true;
 }
@@ -43,15 +43,15 @@ Expected<Hyperparameters> validate_model(const ModelFile& file) {
   Hyperparameters h = *read;
   const Architecture* architecture = find_architecture(h.architecture);
   if (architecture == nullptr) {
-    return unexpected("architecture '" + h.architecture + "' is not supported" +
+    return unsupported("architecture '" + h.architecture + "' is not supported" +
                       did_you_mean(h.architecture, architecture_names()) +
                       " (supported: " + join_or_none(architecture_names()) + ")");
   }
 
   const lpx_tensor_view* embedding = file.find_tensor("token_embd.weight");
-  if (embedding == nullptr) return unexpected(std::string("missing tensor 'token_embd.weight'"));
+  if (embedding == nullptr) return invalid_argument(std::string("missing tensor 'token_embd.weight'"));
   if (embedding->n_dims != 2 || embedding->dims[1] <= 0 || embedding->dims[1] > (1 << 24)) {
-    return unexpected("tensor 'token_embd.weight' has shape " +
+    return invalid_argument("tensor 'token_embd.weight' has shape " +
                       shape_text(embedding->dims, embedding->n_dims) +
                       ", expected [embedding_length, vocabulary size]");
   }
@@ -61,13 +61,13 @@ Expected<Hyperparameters> validate_model(const ModelFile& file) {
     auto declared = file.get_uint(p + "vocab_size");
     if (!declared) return unexpected(declared.error());
     if (*declared != h.n_vocab) {
-      return unexpected(p + "vocab_size " + std::to_string(*declared) +
+      return invalid_argument(p + "vocab_size " + std::to_string(*declared) +
                         " disagrees with the " + std::to_string(h.n_vocab) +
                         " rows of tensor 'token_embd.weight'");
     }
   }
   if (auto tokens = file.get_array("tokenizer.ggml.tokens"); tokens && tokens->length != h.n_vocab) {
-    return unexpected("the tokenizer has " + std::to_string(tokens->length) +
+    return invalid_argument("the tokenizer has " + std::to_string(tokens->length) +
                       " tokens but tensor 'token_embd.weight' has " + std::to_string(h.n_vocab) +
                       " rows");
   }
@@ -77,7 +77,7 @@ Expected<Hyperparameters> validate_model(const ModelFile& file) {
     known.insert(expected.name);
     const lpx_tensor_view* view = file.find_tensor(expected.name);
     if (view == nullptr) {
-      if (expected.required) return unexpected("missing tensor '" + expected.name + "'");
+      if (expected.required) return invalid_argument("missing tensor '" + expected.name + "'");
       continue;
     }
     if (auto ok = check_tensor(*view, expected); !ok) return unexpected(ok.error());
@@ -85,7 +85,7 @@ Expected<Hyperparameters> validate_model(const ModelFile& file) {
   h.tied_output = file.find_tensor("output.weight") == nullptr;
   for (const lpx_tensor_view& view : file.tensors()) {
     if (known.count(view.name) == 0) {
-      return unexpected("unexpected tensor '" + std::string(view.name) + "' for architecture '" +
+      return invalid_argument("unexpected tensor '" + std::string(view.name) + "' for architecture '" +
                         h.architecture + "' with " + std::to_string(h.n_layer) + " layers");
     }
     std::uint64_t elements = 1;

@@ -18,7 +18,7 @@ Expected<std::vector<float>> llama3_rope_factors(const ModelFile& file, const Hy
   if (!high) return unexpected(high.error());
   if (!original) return unexpected(original.error());
   if (!(*high > *low)) {
-    return unexpected(p + "high_freq_factor must exceed low_freq_factor");
+    return invalid_argument(p + "high_freq_factor must exceed low_freq_factor");
   }
   std::vector<float> factors(h.n_rot / 2);
   const double low_wavelen = *original / *low;

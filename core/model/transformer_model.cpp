@@ -18,20 +18,20 @@ Expected<bool> check_layer(const lpx_transformer_desc& d, const lpx_transformer_
   const bool split_qkv = l.wq != nullptr && l.wk != nullptr && l.wv != nullptr;
   const bool any_split = l.wq != nullptr || l.wk != nullptr || l.wv != nullptr;
   if ((l.wqkv != nullptr) == any_split || (any_split && !split_qkv)) {
-    return unexpected(layer_name(i) + "needs either wq, wk and wv or one wqkv");
+    return invalid_argument(layer_name(i) + "needs either wq, wk and wv or one wqkv");
   }
   const bool split_ffn = l.ffn_gate != nullptr && l.ffn_up != nullptr;
   if ((l.ffn_gate_up != nullptr) == (l.ffn_gate != nullptr || l.ffn_up != nullptr) ||
       (l.ffn_gate_up == nullptr && !split_ffn)) {
-    return unexpected(layer_name(i) + "needs either ffn_gate and ffn_up or one ffn_gate_up");
+    return invalid_argument(layer_name(i) + "needs either ffn_gate and ffn_up or one ffn_gate_up");
   }
   if (l.attn_norm == nullptr || l.wo == nullptr || l.ffn_norm == nullptr || l.ffn_down == nullptr) {
-    return unexpected(layer_name(i) + "lacks attn_norm, wo, ffn_norm or ffn_down");
+    return invalid_argument(layer_name(i) + "lacks attn_norm, wo, ffn_norm or ffn_down");
   }
   for (const lpx_tensor_view* f32 : {l.attn_norm, l.ffn_norm, l.bq, l.bk, l.bv, l.q_norm, l.k_norm,
                                      l.post_attention_norm, l.post_ffn_norm}) {
     if (f32 != nullptr && f32->type != LPX_TENSOR_F32) {
-      return unexpected(std::string("tensor '") + f32->name +
+      return invalid_argument(std::string("tensor '") + f32->name +
                         "' must be f32 (norm weights and biases are read as floats)");
     }
   }
@@ -39,7 +39,7 @@ Expected<bool> check_layer(const lpx_transformer_desc& d, const lpx_transformer_
   const lpx_rope_params& r = *l.rope;
   if (r.struct_size < sizeof(lpx_rope_params) || r.n_rot % 2 != 0 || r.n_rot > d.head_dim ||
       (r.mode != LPX_ROPE_NORMAL && r.mode != LPX_ROPE_NEOX)) {
-    return unexpected(layer_name(i) + "rope over " + std::to_string(r.n_rot) + " of " +
+    return invalid_argument(layer_name(i) + "rope over " + std::to_string(r.n_rot) + " of " +
                       std::to_string(d.head_dim) + " dims (mode " + std::to_string(r.mode) +
                       ") is not an even count within the head");
   }
@@ -85,12 +85,12 @@ Expected<bool> TransformerModel::finish() {
   desc_.layer_stride = sizeof(lpx_transformer_layer);
   if (desc_.n_head == 0 || desc_.n_head_kv == 0 || desc_.n_head % desc_.n_head_kv != 0 ||
       desc_.head_dim == 0) {
-    return unexpected(std::to_string(desc_.n_head) + " query heads over " +
+    return invalid_argument(std::to_string(desc_.n_head) + " query heads over " +
                       std::to_string(desc_.n_head_kv) + " KV heads of size " +
                       std::to_string(desc_.head_dim) + " cannot form attention");
   }
   if (desc_.token_embd == nullptr || desc_.output_norm == nullptr || desc_.output == nullptr) {
-    return unexpected(std::string("the description lacks token_embd, output_norm or output"));
+    return invalid_argument(std::string("the description lacks token_embd, output_norm or output"));
   }
   for (std::uint32_t i = 0; i < desc_.n_layer; ++i) {
     if (auto ok = check_layer(desc_, layers_[i], i); !ok) return ok;

@@ -51,7 +51,7 @@ std::string format_number(double v) {
 
 Expected<double> check_range(double value, const OptionSpec& spec) {
   if (spec.range && (!(value >= spec.range->first) || !(value <= spec.range->second))) {
-    return unexpected(format_number(value) + " is out of range [" +
+    return invalid_argument(format_number(value) + " is out of range [" +
                       format_number(spec.range->first) + ", " + format_number(spec.range->second) +
                       "]");
   }
@@ -60,7 +60,7 @@ Expected<double> check_range(double value, const OptionSpec& spec) {
 
 Expected<std::int64_t> to_int(const toml::node& node, const OptionSpec& spec) {
   const auto* v = node.as_integer();
-  if (v == nullptr) return unexpected("expected an integer, found " + describe_node(node));
+  if (v == nullptr) return invalid_argument("expected an integer, found " + describe_node(node));
   auto in_range = check_range(static_cast<double>(v->get()), spec);
   if (!in_range) return unexpected(in_range.error());
   return v->get();
@@ -70,14 +70,14 @@ Expected<OptionValue> convert_scalar(const toml::node& node, const OptionSpec& s
   switch (spec.type) {
     case LPX_OPTION_STRING: {
       const auto* v = node.as_string();
-      if (v == nullptr) return unexpected("expected a string, found " + describe_node(node));
+      if (v == nullptr) return invalid_argument("expected a string, found " + describe_node(node));
       if (!spec.choices.empty()) {
         bool allowed = false;
         for (const std::string& c : spec.choices) allowed = allowed || c == v->get();
         if (!allowed) {
           std::string list;
           for (const std::string& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
-          return unexpected("'" + v->get() + "' is not one of: " + list);
+          return invalid_argument("'" + v->get() + "' is not one of: " + list);
         }
       }
       return OptionValue(v->get());
@@ -94,27 +94,27 @@ Expected<OptionValue> convert_scalar(const toml::node& node, const OptionSpec& s
       } else if (const auto* i = node.as_integer()) {
         value = static_cast<double>(i->get());
       } else {
-        return unexpected("expected a float, found " + describe_node(node));
+        return invalid_argument("expected a float, found " + describe_node(node));
       }
-      if (!std::isfinite(value)) return unexpected("expected a finite number");
+      if (!std::isfinite(value)) return invalid_argument("expected a finite number");
       auto in_range = check_range(value, spec);
       if (!in_range) return unexpected(in_range.error());
       return OptionValue(value);
     }
     case LPX_OPTION_BOOL: {
       const auto* v = node.as_boolean();
-      if (v == nullptr) return unexpected("expected a boolean, found " + describe_node(node));
+      if (v == nullptr) return invalid_argument("expected a boolean, found " + describe_node(node));
       return OptionValue(v->get());
     }
     default:
-      return unexpected(std::string("internal: not a scalar type"));
+      return internal_error(std::string("internal: not a scalar type"));
   }
 }
 
 Expected<OptionValue> convert_list(const toml::node& node, const OptionSpec& spec) {
   const auto* array = node.as_array();
   if (array == nullptr) {
-    return unexpected(std::string("expected ") + type_name(spec.type) + ", found " +
+    return invalid_argument(std::string("expected ") + type_name(spec.type) + ", found " +
                       describe_node(node));
   }
   OptionSpec item_spec = spec;
@@ -123,7 +123,7 @@ Expected<OptionValue> convert_list(const toml::node& node, const OptionSpec& spe
   std::vector<std::int64_t> ints;
   for (size_t i = 0; i < array->size(); ++i) {
     auto item = convert_scalar(*array->get(i), item_spec);
-    if (!item) return unexpected("item " + std::to_string(i) + ": " + item.error());
+    if (!item) return unexpected(item.error().with_context("item " + std::to_string(i)));
     if (item_spec.type == LPX_OPTION_STRING) {
       strings.push_back(std::get<std::string>(*item));
     } else {
@@ -157,36 +157,36 @@ Expected<OptionValue> convert_option(const toml::node& node, const OptionSpec& s
 
 Expected<OptionSpec> option_spec_from_c(const lpx_option_spec& c) {
   if (c.name == nullptr || !is_valid_option_name(c.name)) {
-    return unexpected(std::string("option name '") + (c.name ? c.name : "(null)") +
+    return invalid_argument(std::string("option name '") + (c.name ? c.name : "(null)") +
                       "' is not [a-z_][a-z0-9_]*");
   }
   OptionSpec spec;
   spec.name = c.name;
   if (c.type < LPX_OPTION_STRING || c.type > LPX_OPTION_INT_LIST) {
-    return unexpected("option '" + spec.name + "' has unknown type " + std::to_string(c.type));
+    return invalid_argument("option '" + spec.name + "' has unknown type " + std::to_string(c.type));
   }
   spec.type = static_cast<lpx_option_type>(c.type);
   spec.required = (c.flags & LPX_OPTION_REQUIRED) != 0;
   spec.description = c.description ? c.description : "";
   if ((c.flags & LPX_OPTION_HAS_RANGE) != 0) {
-    if (!(c.min <= c.max)) return unexpected("option '" + spec.name + "' has an empty range");
+    if (!(c.min <= c.max)) return invalid_argument("option '" + spec.name + "' has an empty range");
     spec.range = std::make_pair(c.min, c.max);
   }
   spec.choices = split_choices(c.choices);
   if (c.default_value != nullptr) {
     if (spec.required) {
-      return unexpected("option '" + spec.name + "' is required and also has a default");
+      return invalid_argument("option '" + spec.name + "' is required and also has a default");
     }
     toml::table parsed;
     try {
       parsed = toml::parse(std::string("value = ") + c.default_value);
     } catch (const toml::parse_error&) {
-      return unexpected("option '" + spec.name + "' has default '" + c.default_value +
+      return invalid_argument("option '" + spec.name + "' has default '" + c.default_value +
                         "', which is not a TOML value");
     }
     auto value = convert_option(*parsed.get("value"), spec);
     if (!value) {
-      return unexpected("option '" + spec.name + "' has an invalid default: " + value.error());
+      return unexpected(value.error().prefixed("option '" + spec.name + "' has an invalid default: "));
     }
     spec.default_value = std::move(*value);
   }

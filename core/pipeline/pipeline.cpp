@@ -87,7 +87,7 @@ void check_chat_template(const PipelineDocument& document, const Pipeline& pipel
     return;
   }
   if (auto parsed = ChatTemplate::parse(*text); !parsed) {
-    diagnostics.error(where, path + ": " + parsed.error());
+    diagnostics.error(where, path + ": " + parsed.error().message);
   }
 }
 
@@ -133,7 +133,7 @@ void validate_device_backend(const PipelineDocument& document, const PipelineSlo
   }
   auto choice = backend_for_device(device->get(), "", registry);
   if (!choice) {
-    diagnostics.error(where, "[" + section + "] " + choice.error());
+    diagnostics.error(where, "[" + section + "] " + choice.error().message);
     return;
   }
   toml::table plugin_table = table;
@@ -174,7 +174,7 @@ void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
   const SourceLocation plugin_where = document.where(*plugin_node, section + ".plugin");
   auto plugin = registry.load(plugin_name->get());
   if (!plugin) {
-    diagnostics.error(plugin_where, plugin.error());
+    diagnostics.error(plugin_where, plugin.error().message);
     return;
   }
   const PluginDescription& description = plugin.value()->description();
@@ -201,8 +201,8 @@ void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
   ResolvedOptions core_options = split_core_options(options, slot.core_options);
   if (diagnostics.items().size() == errors_before) {
     if (auto valid = plugin.value()->validate_options(options); !valid) {
-      diagnostics.error(where_plugin_message(document, table, section, plugin_where, valid.error()),
-                        "[" + section + "] plugin '" + description.name + "': " + valid.error());
+      diagnostics.error(where_plugin_message(document, table, section, plugin_where, valid.error().message),
+                        "[" + section + "] plugin '" + description.name + "': " + valid.error().message);
     }
   }
   pipeline.sections.push_back(

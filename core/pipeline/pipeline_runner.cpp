@@ -19,13 +19,13 @@ Expected<bool> PipelineRunner::create_instances() {
     auto instance = section.plugin->create(section.options);
     if (!instance) {
       while (!instances_.empty()) instances_.pop_back();
-      return unexpected("[" + section.slot + "] " + instance.error());
+      return unexpected(instance.error().prefixed("[" + section.slot + "] "));
     }
     spdlog::debug("created [{}] plugin '{}'", section.slot, section.plugin->description().name);
     if (section.slot == "transport") transport_ = *instance;
     instances_.push_back(std::move(*instance));
   }
-  if (!transport_) return unexpected(std::string("the pipeline has no transport"));
+  if (!transport_) return invalid_argument(std::string("the pipeline has no transport"));
   auto engine = build_pipeline_engine(pipeline_, instances_, registry_);
   if (!engine) {
     transport_.reset();
@@ -37,7 +37,7 @@ Expected<bool> PipelineRunner::create_instances() {
 }
 
 Expected<bool> PipelineRunner::run() {
-  if (!transport_) return unexpected(std::string("run() before create_instances()"));
+  if (!transport_) return internal_error(std::string("run() before create_instances()"));
   lpx_run_context context{};
   context.struct_size = sizeof(lpx_run_context);
   context.pipeline_path = pipeline_.path.c_str();
@@ -54,16 +54,14 @@ Expected<bool> PipelineRunner::run() {
   try {
     status = api.run(transport_->raw(), &context);
   } catch (...) {
-    return unexpected("transport '" + transport_->library().description().name +
+    return internal_error("transport '" + transport_->library().description().name +
                       "' threw a C++ exception across the C ABI");
   }
   if (status == nullptr) return true;
-  const bool cancelled = status->code == LPX_ERR_CANCELLED;
-  const std::int32_t status_code = status->code;
-  std::string message = take_status_message(status);
-  if (cancelled && stop_requested_.load()) return true;  // the stop we asked for
-  if (status_code == LPX_ERR_INCOMPLETE) return unexpected("interrupted: " + message);
-  return unexpected("transport '" + transport_->library().description().name + "': " + message);
+  Status failure = take_status(status);
+  if (failure.code == LPX_ERR_CANCELLED && stop_requested_.load()) return true;  // the stop we asked for
+  if (failure.code == LPX_ERR_INCOMPLETE) return unexpected(std::move(failure).prefixed("interrupted: "));
+  return unexpected(std::move(failure).with_context("transport '" + transport_->library().description().name + "'"));
 }
 
 void PipelineRunner::request_stop() noexcept {

@@ -39,7 +39,7 @@ ResolvedOptions resolve_options(const PipelineDocument& document, const toml::ta
     }
     auto value = convert_option(node, *spec);
     if (!value) {
-      diagnostics.error(document.where(node, key_path), "'" + key_path + "': " + value.error());
+      diagnostics.error(document.where(node, key_path), "'" + key_path + "': " + value.error().message);
       continue;
     }
     resolved.values.emplace(name, std::move(*value));

@@ -54,7 +54,7 @@ lpx_status* host_metric_register(lpx_host_context* context, int32_t kind, const 
   try {
     auto id = context->services->metrics().register_metric(
         kind, name, help ? help : "", std::vector<double>(bounds, bounds + bound_count));
-    if (!id) return make_status(LPX_ERR_INVALID_ARGUMENT, id.error().c_str());
+    if (!id) return make_status(id.error().code, id.error().message.c_str());
     *out_id = *id;
     return nullptr;
   } catch (...) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <system_error>
 
 #include <spdlog/spdlog.h>
 
@@ -50,7 +51,7 @@ Expected<Api> copy_kind_api(const void* table, lpx_plugin_kind kind, std::uint32
   std::uint32_t plugin_size = 0;
   std::memcpy(&plugin_size, table, sizeof(plugin_size));
   if (plugin_size < defined) {
-    return unexpected("its " + std::string(kind_name(kind)) + " table is " +
+    return invalid_argument("its " + std::string(kind_name(kind)) + " table is " +
                       std::to_string(plugin_size) + " bytes, ABI " +
                       version_text(LPX_ABI_MAJOR, minor) + " needs at least " +
                       std::to_string(defined));
@@ -63,12 +64,12 @@ Expected<Api> copy_kind_api(const void* table, lpx_plugin_kind kind, std::uint32
 // A plugin in lpx-NAME.so must call itself NAME (when the caller knows NAME).
 Expected<bool> check_name(const std::string& expected, const std::string& actual) {
   if (expected.empty() || expected == actual) return true;
-  return unexpected("file name promises plugin '" + expected + "' but the plugin calls itself '" +
+  return invalid_argument("file name promises plugin '" + expected + "' but the plugin calls itself '" +
                     actual + "'");
 }
 
 Expected<bool> missing(const char* entry) {
-  return unexpected(std::string("its function table lacks the required entry '") + entry + "'");
+  return invalid_argument(std::string("its function table lacks the required entry '") + entry + "'");
 }
 
 }  // namespace
@@ -83,11 +84,16 @@ const char* kind_name(lpx_plugin_kind kind) {
   return "unknown";
 }
 
-std::string take_status_message(lpx_status* status) {
+std::string take_status_message(lpx_status* status) { return take_status(status).message; }
+
+Status take_status(lpx_status* status) {
   if (status == nullptr) return {};
-  std::string message = status->message ? status->message : "(no message)";
+  const auto code = static_cast<lpx_status_code>(status->code);
+  Status taken(code == LPX_OK ? LPX_ERR_INTERNAL : code,
+               status->message ? status->message : "(no message)");
+  if (const char* field = lpx_status_field(status)) taken.field = field;
   status->release(status);
-  return message;
+  return taken;
 }
 
 // Libraries alive in this process, by canonical path: a library is initialised once per process
@@ -111,7 +117,7 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load(const std::filesyst
   std::lock_guard lock(live.mutex);
   if (auto existing = live.by_path[key].lock()) {
     if (auto named = check_name(expected_name, existing->description_.name); !named) {
-      return unexpected(path.string() + ": " + named.error());
+      return unexpected(named.error().with_context(path.string()));
     }
     return existing;
   }
@@ -128,9 +134,14 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load_new(const std::file
   boost::dll::fs::error_code error;
   plugin->library_.load(path, error,
                         boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-  if (error) return unexpected(where + "cannot load: " + error.message());
+  if (error) {
+    std::error_code absent;
+    const lpx_status_code code = std::filesystem::exists(path, absent) ? LPX_ERR_INVALID_ARGUMENT
+                                                                        : LPX_ERR_NOT_FOUND;
+    return fail(code, where + "cannot load: " + error.message());
+  }
   if (!plugin->library_.has(LPX_PLUGIN_ENTRY_SYMBOL)) {
-    return unexpected(where + "not an LPX plugin: it does not export '" LPX_PLUGIN_ENTRY_SYMBOL
+    return invalid_argument(where + "not an LPX plugin: it does not export '" LPX_PLUGIN_ENTRY_SYMBOL
                               "'");
   }
   auto entry = plugin->library_.get<const lpx_plugin_descriptor*()>(LPX_PLUGIN_ENTRY_SYMBOL);
@@ -138,30 +149,30 @@ Expected<std::shared_ptr<PluginLibrary>> PluginLibrary::load_new(const std::file
   try {
     descriptor = entry();
   } catch (...) {
-    return unexpected(where + LPX_PLUGIN_ENTRY_SYMBOL " threw a C++ exception across the C ABI (" +
+    return internal_error(where + LPX_PLUGIN_ENTRY_SYMBOL " threw a C++ exception across the C ABI (" +
                       current_exception_text() + ")");
   }
-  if (descriptor == nullptr) return unexpected(where + LPX_PLUGIN_ENTRY_SYMBOL " returned NULL");
+  if (descriptor == nullptr) return invalid_argument(where + LPX_PLUGIN_ENTRY_SYMBOL " returned NULL");
 
   const std::string plugin_version = version_text(descriptor->abi_major, descriptor->abi_minor);
   const std::string host_version = version_text(LPX_ABI_MAJOR, LPX_ABI_MINOR);
   if (descriptor->abi_major != LPX_ABI_MAJOR) {
-    return unexpected(where + "plugin ABI " + plugin_version + " is incompatible with host ABI " +
+    return unsupported(where + "plugin ABI " + plugin_version + " is incompatible with host ABI " +
                       host_version + " (major versions differ); rebuild the plugin against LPX SDK " +
                       std::to_string(LPX_ABI_MAJOR) + ".x");
   }
   if (descriptor->abi_minor > LPX_ABI_MINOR) {
-    return unexpected(where + "plugin needs ABI " + plugin_version + " but this host provides " +
+    return unsupported(where + "plugin needs ABI " + plugin_version + " but this host provides " +
                       host_version + "; upgrade LPX or rebuild the plugin against SDK " +
                       host_version);
   }
-  if (auto ok = plugin->adopt_descriptor(*descriptor); !ok) return unexpected(where + ok.error());
+  if (auto ok = plugin->adopt_descriptor(*descriptor); !ok) return unexpected(ok.error().prefixed(where));
   if (auto named = check_name(expected_name, plugin->description_.name); !named) {
-    return unexpected(where + named.error());
+    return unexpected(named.error().prefixed(where));
   }
   plugin->description_.path = path;
-  if (auto ok = plugin->adopt_kind_api(); !ok) return unexpected(where + ok.error());
-  if (auto ok = plugin->initialize(services); !ok) return unexpected(where + ok.error());
+  if (auto ok = plugin->adopt_kind_api(); !ok) return unexpected(ok.error().prefixed(where));
+  if (auto ok = plugin->initialize(services); !ok) return unexpected(ok.error().prefixed(where));
   return plugin;
 }
 
@@ -169,7 +180,7 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
   // Read only what the plugin's minor defines, and only as many bytes as it says it has.
   const size_t needed = abi::layout_for_minor(d.abi_minor)->descriptor;
   if (d.struct_size < needed) {
-    return unexpected("descriptor is " + std::to_string(d.struct_size) + " bytes, ABI " +
+    return invalid_argument("descriptor is " + std::to_string(d.struct_size) + " bytes, ABI " +
                       version_text(d.abi_major, d.abi_minor) + " needs at least " +
                       std::to_string(needed));
   }
@@ -178,10 +189,10 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
   PluginDescription& out = description_;
   out.name = text_or_empty(descriptor_.name);
   if (!is_valid_plugin_name(out.name)) {
-    return unexpected("plugin name '" + out.name + "' is not [a-z0-9][a-z0-9_-]*");
+    return invalid_argument("plugin name '" + out.name + "' is not [a-z0-9][a-z0-9_-]*");
   }
   if (descriptor_.kind < LPX_KIND_MODEL_FORMAT || descriptor_.kind > LPX_KIND_TRANSPORT) {
-    return unexpected("unknown plugin kind " + std::to_string(descriptor_.kind));
+    return invalid_argument("unknown plugin kind " + std::to_string(descriptor_.kind));
   }
   out.kind = static_cast<lpx_plugin_kind>(descriptor_.kind);
   out.version = text_or_empty(descriptor_.version);
@@ -191,12 +202,12 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
   out.abi_minor = descriptor_.abi_minor;
   if (descriptor_.create == nullptr || descriptor_.destroy == nullptr ||
       descriptor_.kind_api == nullptr) {
-    return unexpected(std::string("descriptor lacks create, destroy or kind_api"));
+    return invalid_argument(std::string("descriptor lacks create, destroy or kind_api"));
   }
 
   if (descriptor_.option_count > 0) {
     if (descriptor_.options == nullptr || descriptor_.option_spec_size < sizeof(lpx_option_spec)) {
-      return unexpected(std::string("options are declared but their table is missing or short"));
+      return invalid_argument(std::string("options are declared but their table is missing or short"));
     }
   }
   const auto* bytes = reinterpret_cast<const unsigned char*>(descriptor_.options);
@@ -206,21 +217,21 @@ Expected<bool> PluginLibrary::adopt_descriptor(const lpx_plugin_descriptor& d) {
     auto converted = option_spec_from_c(spec);
     if (!converted) return unexpected(converted.error());
     if (converted->name == "plugin") {
-      return unexpected(std::string("option name 'plugin' is reserved for the pipeline"));
+      return invalid_argument(std::string("option name 'plugin' is reserved for the pipeline"));
     }
     for (const OptionSpec& earlier : out.options) {
       if (earlier.name == converted->name) {
-        return unexpected("option '" + earlier.name + "' is declared twice");
+        return invalid_argument("option '" + earlier.name + "' is declared twice");
       }
     }
     out.options.push_back(std::move(*converted));
   }
   if (descriptor_.capability_count > 0 && descriptor_.capabilities == nullptr) {
-    return unexpected(std::string("capabilities are counted but missing"));
+    return invalid_argument(std::string("capabilities are counted but missing"));
   }
   for (std::uint32_t i = 0; i < descriptor_.capability_count; ++i) {
     if (descriptor_.capabilities[i] == nullptr) {
-      return unexpected("capability " + std::to_string(i) + " is NULL");
+      return invalid_argument("capability " + std::to_string(i) + " is NULL");
     }
     out.capabilities.emplace_back(descriptor_.capabilities[i]);
   }
@@ -284,10 +295,10 @@ Expected<bool> PluginLibrary::initialize(HostServices& services) {
   try {
     status = descriptor_.init(&host_api_->table, &state);
   } catch (...) {
-    return unexpected("init threw a C++ exception across the C ABI (" + current_exception_text() +
+    return internal_error("init threw a C++ exception across the C ABI (" + current_exception_text() +
                       "); the plugin is refused");
   }
-  if (status != nullptr) return unexpected("init failed: " + take_status_message(status));
+  if (status != nullptr) return unexpected(take_status(status).prefixed("init failed: "));
   state_ = state;
   initialized_ = true;
   return true;
@@ -308,10 +319,10 @@ Expected<bool> PluginLibrary::validate_options(const ResolvedOptions& options) c
   try {
     status = descriptor_.validate_options(state_, &options);
   } catch (...) {
-    return unexpected("validate_options threw a C++ exception across the C ABI (" +
+    return internal_error("validate_options threw a C++ exception across the C ABI (" +
                       current_exception_text() + ")");
   }
-  if (status != nullptr) return unexpected(take_status_message(status));
+  if (status != nullptr) return unexpected(take_status(status));
   return true;
 }
 
@@ -336,11 +347,11 @@ Expected<std::shared_ptr<PluginInstance>> PluginLibrary::create(const ResolvedOp
   try {
     status = descriptor_.create(state_, &options, &raw);
   } catch (...) {
-    return unexpected(where + "create threw a C++ exception across the C ABI (" +
+    return internal_error(where + "create threw a C++ exception across the C ABI (" +
                       current_exception_text() + ")");
   }
-  if (status != nullptr) return unexpected(where + take_status_message(status));
-  if (raw == nullptr) return unexpected(where + "create succeeded but returned no instance");
+  if (status != nullptr) return unexpected(take_status(status).prefixed(where));
+  if (raw == nullptr) return invalid_argument(where + "create succeeded but returned no instance");
   return std::make_shared<PluginInstance>(shared_from_this(), raw);
 }
 

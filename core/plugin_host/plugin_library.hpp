@@ -113,4 +113,8 @@ class PluginInstance {
 // Takes ownership of `status` and returns its message ("" for NULL).
 std::string take_status_message(lpx_status* status);
 
+// Takes ownership of `status` (not NULL) and returns it as a Status: code, message and field.
+// A plugin that reports LPX_OK as a failure broke the contract: that reads as INTERNAL.
+Status take_status(lpx_status* status);
+
 }  // namespace lpx::core

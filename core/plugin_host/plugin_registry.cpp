@@ -86,7 +86,7 @@ Expected<std::shared_ptr<PluginLibrary>> PluginRegistry::load(const std::string&
   auto candidate = std::find_if(candidates_.begin(), candidates_.end(),
                                 [&](const PluginCandidate& c) { return c.name == name; });
   if (candidate == candidates_.end()) {
-    return unexpected("unknown plugin '" + name + "'" + did_you_mean(name, names()) +
+    return not_found("unknown plugin '" + name + "'" + did_you_mean(name, names()) +
                       "; known plugins: " + join_or_none(names()));
   }
   auto result = PluginLibrary::load(candidate->path, services_, name);

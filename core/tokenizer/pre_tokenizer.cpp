@@ -175,7 +175,7 @@ Expected<std::shared_ptr<const RegexSplitter>> RegexSplitter::compile(
     if (code == nullptr) {
       std::array<PCRE2_UCHAR, 256> message{};
       pcre2_get_error_message(error, message.data(), message.size());
-      return unexpected("pre-tokenizer regex '" + std::string(original) + "' does not compile at " +
+      return invalid_argument("pre-tokenizer regex '" + std::string(original) + "' does not compile at " +
                         std::to_string(offset) + ": " +
                         reinterpret_cast<const char*>(message.data()));
     }
@@ -196,7 +196,7 @@ Expected<bool> RegexSplitter::split(std::string_view text, MatchData& match_data
                                     std::vector<std::string_view>& spare) const {
   out.clear();
   if (text.empty()) return true;
-  if (match_data.data == nullptr) return unexpected(std::string("out of memory for PCRE2 match data"));
+  if (match_data.data == nullptr) return fail(LPX_ERR_OUT_OF_MEMORY, std::string("out of memory for PCRE2 match data"));
   out.push_back(text);
   for (const auto& regex : regexes_) {
     spare.clear();
@@ -215,7 +215,7 @@ Expected<bool> RegexSplitter::split(std::string_view text, MatchData& match_data
         if (rc < 0) {
           std::array<PCRE2_UCHAR, 256> message{};
           pcre2_get_error_message(rc, message.data(), message.size());
-          return unexpected(std::string("pre-tokenizer regex failed: ") +
+          return invalid_argument(std::string("pre-tokenizer regex failed: ") +
                             reinterpret_cast<const char*>(message.data()));
         }
         const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match_data.data);

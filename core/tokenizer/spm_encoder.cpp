@@ -164,7 +164,7 @@ Expected<bool> SpmEncoder::emit(const Symbol& symbol, std::vector<std::int32_t>&
     if (id < 0) {
       static constexpr char kHex[] = "0123456789ABCDEF";
       const auto b = static_cast<unsigned char>(c);
-      return unexpected(std::string("cannot encode byte 0x") + kHex[b >> 4] + kHex[b & 15] +
+      return invalid_argument(std::string("cannot encode byte 0x") + kHex[b >> 4] + kHex[b & 15] +
                         ": the vocabulary has no byte token <0x" + kHex[b >> 4] + kHex[b & 15] +
                         ">, no single-byte token and no unknown token");
     }

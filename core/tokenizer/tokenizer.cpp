@@ -141,13 +141,13 @@ Expected<bool> build_tokens(TokenizerTables& t) {
     t.attrs[id] = attr_of(v, id);
     const std::string& text = v.tokens[id];
     if ((t.attrs[id] & detail::kAttrByte) && byte_token_value(text) < 0) {
-      return unexpected("token " + std::to_string(id) + " " + quoted(text) +
+      return invalid_argument("token " + std::to_string(id) + " " + quoted(text) +
                         " has type byte but is not of the form <0xNN>");
     }
     if (text.empty()) continue;  // never matched; decodes to nothing
     const auto [it, inserted] = t.ids.try_emplace(text, static_cast<std::int32_t>(id));
     if (!inserted) {
-      return unexpected("tokens " + std::to_string(it->second) + " and " + std::to_string(id) +
+      return invalid_argument("tokens " + std::to_string(it->second) + " and " + std::to_string(id) +
                         " have the same text " + quoted(text));
     }
   }
@@ -239,7 +239,7 @@ void build_spm(TokenizerTables& t) {
 Expected<bool> build_bpe(TokenizerTables& t) {
   const std::vector<std::string>& merges = t.vocabulary.merges;
   if (merges.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-    return unexpected(std::string("tokenizer.ggml.merges has too many entries"));
+    return invalid_argument(std::string("tokenizer.ggml.merges has too many entries"));
   }
   t.merges.reserve(merges.size());
   std::string joined;
@@ -250,18 +250,18 @@ Expected<bool> build_bpe(TokenizerTables& t) {
     };
     const std::size_t space = merge.find(' ', 1);
     if (space == std::string::npos || space + 1 == merge.size()) {
-      return unexpected(where() + " is not two tokens separated by a space");
+      return invalid_argument(where() + " is not two tokens separated by a space");
     }
     const std::string_view left(merge.data(), space);
     const std::string_view right(merge.data() + space + 1, merge.size() - space - 1);
     const auto left_id = t.find(left);
-    if (!left_id) return unexpected(where() + ": " + quoted(left) + " is not a token");
+    if (!left_id) return invalid_argument(where() + ": " + quoted(left) + " is not a token");
     const auto right_id = t.find(right);
-    if (!right_id) return unexpected(where() + ": " + quoted(right) + " is not a token");
+    if (!right_id) return invalid_argument(where() + ": " + quoted(right) + " is not a token");
     joined.assign(left);
     joined.append(right);
     const auto result = t.find(joined);
-    if (!result) return unexpected(where() + ": the merged text " + quoted(joined) + " is not a token");
+    if (!result) return invalid_argument(where() + ": the merged text " + quoted(joined) + " is not a token");
     // A repeated pair keeps its first (highest-priority) rank, as llama.cpp does.
     t.merges.try_emplace(detail::merge_key(*left_id, *right_id),
                          detail::Merge{static_cast<std::int32_t>(rank), *result});
@@ -284,7 +284,7 @@ Tokenizer::Tokenizer(std::unique_ptr<const TokenizerTables> tables) : tables_(st
 Tokenizer::~Tokenizer() = default;
 
 Expected<std::unique_ptr<Tokenizer>> Tokenizer::create(Vocabulary vocabulary) {
-  if (auto problem = check_vocabulary_shape(vocabulary)) return unexpected(*problem);
+  if (auto problem = check_vocabulary_shape(vocabulary)) return invalid_argument(*problem);
   auto tables = std::make_unique<TokenizerTables>();
   tables->vocabulary = std::move(vocabulary);
   if (auto built = build_tokens(*tables); !built) return unexpected(built.error());
@@ -349,7 +349,7 @@ Expected<std::vector<std::int32_t>> Tokenizer::encode(std::string_view text,
 Expected<std::string_view> Tokenizer::piece(std::int32_t id, bool render_special) const {
   const TokenizerTables& t = *tables_;
   if (id < 0 || id >= t.size) {
-    return unexpected("token id " + std::to_string(id) + " is outside the vocabulary (" +
+    return invalid_argument("token id " + std::to_string(id) + " is outside the vocabulary (" +
                       std::to_string(t.size) + " tokens)");
   }
   const auto i = static_cast<std::size_t>(id);

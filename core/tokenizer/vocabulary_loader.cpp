@@ -20,7 +20,7 @@ Expected<std::uint64_t> array_of(const ModelFile& file, const std::string& name,
   for (const std::int32_t type : accepted) {
     if (array->element_type == type) return array->length;
   }
-  return unexpected("metadata '" + name + "' should be an array of " + what + ", found an array of " +
+  return invalid_argument("metadata '" + name + "' should be an array of " + what + ", found an array of " +
                     metadata_type_name(array->element_type));
 }
 
@@ -54,7 +54,7 @@ Expected<bool> read_id(const ModelFile& file, const char* name, std::size_t n_to
   auto value = file.get_uint(full);
   if (!value) return unexpected(value.error());
   if (*value >= n_tokens) {
-    return unexpected("metadata '" + full + "' = " + std::to_string(*value) +
+    return invalid_argument("metadata '" + full + "' = " + std::to_string(*value) +
                       " is outside the vocabulary (" + std::to_string(n_tokens) + " tokens)");
   }
   id = static_cast<std::int32_t>(*value);
@@ -70,7 +70,7 @@ Expected<Vocabulary> load(const ModelFile& file) {
   } else if (*model == "gpt2") {
     v.model = TokenizerModel::bpe;
   } else {
-    return unexpected("tokenizer.ggml.model '" + *model +
+    return unsupported("tokenizer.ggml.model '" + *model +
                       "' is not supported (supported: llama = SentencePiece-style BPE, gpt2 = "
                       "byte-level BPE)");
   }
@@ -110,7 +110,7 @@ Expected<Vocabulary> load(const ModelFile& file) {
       const std::int64_t type = element->type == LPX_VALUE_INT ? element->i
                                                                : static_cast<std::int64_t>(element->u);
       if (type < 0 || type > std::numeric_limits<std::int32_t>::max()) {
-        return unexpected("tokenizer.ggml.token_type[" + std::to_string(i) + "] = " +
+        return invalid_argument("tokenizer.ggml.token_type[" + std::to_string(i) + "] = " +
                           std::to_string(type) + " is not a token type");
       }
       v.types.push_back(static_cast<TokenType>(type));
@@ -132,7 +132,7 @@ Expected<Vocabulary> load(const ModelFile& file) {
   } else {
     const detail::PreTokenizerSpec* spec = detail::find_pre_tokenizer(v.pre);
     if (spec == nullptr) {
-      return unexpected("unknown pre-tokenizer tokenizer.ggml.pre = '" + v.pre + "' (known: " +
+      return unsupported("unknown pre-tokenizer tokenizer.ggml.pre = '" + v.pre + "' (known: " +
                         detail::known_pre_tokenizers() + ")");
     }
     v.add_bos = spec->add_bos;
@@ -159,7 +159,7 @@ Expected<Vocabulary> load(const ModelFile& file) {
     auto read = read_id(file, name, n, *id);
     if (!read) return unexpected(read.error());
   }
-  if (auto problem = check_vocabulary_shape(v)) return unexpected(*problem);
+  if (auto problem = check_vocabulary_shape(v)) return invalid_argument(*problem);
   return v;
 }
 
@@ -167,7 +167,7 @@ Expected<Vocabulary> load(const ModelFile& file) {
 
 Expected<Vocabulary> load_vocabulary(const ModelFile& file) {
   auto vocabulary = load(file);
-  if (!vocabulary) return unexpected(file.path() + ": " + vocabulary.error());
+  if (!vocabulary) return unexpected(vocabulary.error().with_context(file.path()));
   return vocabulary;
 }
 

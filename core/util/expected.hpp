@@ -1,10 +1,9 @@
 // Value-or-error results: tl::expected (Debian's libexpected-dev) until the toolchain has
-// std::expected (C++23), with the core's defaults. The error is a message with its context
-// unless a function states more: Expected<T, Status> carries the failure's code and field too
-// (util/status.hpp).
+// std::expected (C++23). The error is a Status (util/status.hpp): what kind of failure, its
+// message with context, and the field it is about; code that needs only a message states
+// Expected<T, std::string>.
 #pragma once
 
-#include <string>
 #include <utility>
 
 #include <tl/expected.hpp>
@@ -13,7 +12,7 @@
 
 namespace lpx::core {
 
-template <class T, class E = std::string>
+template <class T, class E = Status>
 using Expected = tl::expected<T, E>;
 
 template <class E>

@@ -7,10 +7,10 @@ namespace lpx::core {
 
 Expected<std::string> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(path + ": cannot be read");
+  if (!in) return io_error(path + ": cannot be read");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) return unexpected(path + ": cannot be read");
+  if (in.bad()) return io_error(path + ": cannot be read");
   return text.str();
 }
 

@@ -23,9 +23,9 @@ core::ChatTemplateRenderOptions test_render_options() {
 std::string render_or_error(std::string_view source, const boost::json::object& context,
                             const core::ChatTemplateRenderOptions& options) {
   const auto parsed = core::ChatTemplate::parse(source);
-  if (!parsed) return "ERROR: " + parsed.error();
+  if (!parsed) return "ERROR: " + parsed.error().message;
   const auto rendered = parsed->render(context, options);
-  if (!rendered) return "ERROR: " + rendered.error();
+  if (!rendered) return "ERROR: " + rendered.error().message;
   return *rendered;
 }
 

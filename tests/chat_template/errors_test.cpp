@@ -72,7 +72,7 @@ class ChatTemplateParseError : public ::testing::TestWithParam<ErrorCase> {};
 TEST_P(ChatTemplateParseError, IsReportedWithLine) {
   const auto parsed = ChatTemplate::parse(GetParam().source);
   ASSERT_FALSE(parsed) << "parsed: " << GetParam().source;
-  EXPECT_EQ(parsed.error(), GetParam().error);
+  EXPECT_EQ(parsed.error().message, GetParam().error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ChatTemplateParseError, ::testing::ValuesIn(kParseErrors),
@@ -148,7 +148,7 @@ TEST(ChatTemplateRaiseException, ErrorIsExactlyTheMessage) {
       boost::json::parse(R"({"messages": [{"role": "system", "content": "x"}]})").as_object();
   const auto rendered = parsed->render(context);
   ASSERT_FALSE(rendered);
-  EXPECT_EQ(rendered.error(), "System role not supported");
+  EXPECT_EQ(rendered.error().message, "System role not supported");
 }
 
 TEST(ChatTemplateRaiseException, NonStringMessageIsPrinted) {
@@ -210,7 +210,7 @@ TEST(ChatTemplateLimits, ExpressionNestingWhileParsing) {
   const std::string deep = "{{ " + std::string(1000, '(') + "1" + std::string(1000, ')') + " }}";
   const auto parsed = ChatTemplate::parse(deep);
   ASSERT_FALSE(parsed);
-  EXPECT_EQ(parsed.error(), "template line 1: template nested too deeply (more than 128 levels)");
+  EXPECT_EQ(parsed.error().message, "template line 1: template nested too deeply (more than 128 levels)");
 }
 
 TEST(ChatTemplateLimits, BlockNestingWhileParsing) {
@@ -219,7 +219,7 @@ TEST(ChatTemplateLimits, BlockNestingWhileParsing) {
   for (int i = 0; i < 500; ++i) deep += "{% endif %}";
   const auto parsed = ChatTemplate::parse(deep);
   ASSERT_FALSE(parsed);
-  EXPECT_EQ(parsed.error(), "template line 1: template nested too deeply (more than 128 levels)");
+  EXPECT_EQ(parsed.error().message, "template line 1: template nested too deeply (more than 128 levels)");
 }
 
 TEST(ChatTemplateLimits, HugeStringsAndLists) {
@@ -326,7 +326,7 @@ TEST(ChatTemplateConcurrency, OneTemplateRendersOnManyThreads) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
         const auto rendered = parsed->render(context, test_render_options());
-        results[t] = rendered ? *rendered : rendered.error();
+        results[t] = rendered ? *rendered : rendered.error().message;
       }
     });
   }

@@ -82,7 +82,7 @@ TEST_P(ChatTemplateGolden, RendersLikeJinja2) {
     ASSERT_FALSE(rendered) << "expected the error '" << read_file(expected_error)
                            << "', got output:\n"
                            << *rendered;
-    EXPECT_EQ(rendered.error(), read_file(expected_error));
+    EXPECT_EQ(rendered.error().message, read_file(expected_error));
   } else {
     ASSERT_TRUE(rendered) << rendered.error();
     EXPECT_EQ(*rendered, read_file(expected_output));

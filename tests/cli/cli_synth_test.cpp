@@ -118,7 +118,7 @@ TEST(SynthSpec, ResolvesFilesAndWritesSyntheticModelsOnce) {
   for (const char* bad : {"synth:smollm2-135m", "synth:no-such-model:Q8_0", "synth:smollm2-135m:Q2_K"}) {
     auto resolved = core::synth::resolve_model_spec(bad);
     ASSERT_FALSE(resolved.has_value()) << bad;
-    EXPECT_TRUE(contains(resolved.error(), bad)) << resolved.error();
+    EXPECT_TRUE(contains(resolved.error().message, bad)) << resolved.error().message;
   }
 
   // A temp directory of its own: other tests use the shared one's synthetic models.

@@ -44,7 +44,7 @@ TEST(MetricsRegistry, ReRegisteringReturnsTheSameIdAndConflictsFail) {
   EXPECT_EQ(*first, *again);
   auto conflict = registry.register_metric(LPX_METRIC_GAUGE, "tokens", "Tokens", {});
   ASSERT_FALSE(conflict);
-  EXPECT_NE(conflict.error().find("already registered as a counter"), std::string::npos);
+  EXPECT_NE(conflict.error().message.find("already registered as a counter"), std::string::npos);
 }
 
 TEST(MetricsRegistry, RejectsBadNamesAndBounds) {

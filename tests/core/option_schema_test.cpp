@@ -47,14 +47,14 @@ TEST(OptionSchema, ExplainsWrongTypes) {
   spec.type = LPX_OPTION_INT;
   auto v = convert_option(*t.get("v"), spec);
   ASSERT_FALSE(v);
-  EXPECT_EQ(v.error(), "expected an integer, found a string");
+  EXPECT_EQ(v.error().message, "expected an integer, found a string");
   auto f = convert_option(*t.get("f"), spec);
   ASSERT_FALSE(f);
-  EXPECT_EQ(f.error(), "expected an integer, found a float");  // no silent truncation
+  EXPECT_EQ(f.error().message, "expected an integer, found a float");  // no silent truncation
   spec.type = LPX_OPTION_INT_LIST;
   auto l = convert_option(*t.get("l"), spec);
   ASSERT_FALSE(l);
-  EXPECT_EQ(l.error(), "item 1: expected an integer, found a string");
+  EXPECT_EQ(l.error().message, "item 1: expected an integer, found a string");
 }
 
 TEST(OptionSchema, EnforcesRangesAndChoices) {
@@ -62,13 +62,13 @@ TEST(OptionSchema, EnforcesRangesAndChoices) {
   OptionSpec p = spec_of({"p", LPX_OPTION_FLOAT, LPX_OPTION_HAS_RANGE, nullptr, "", 0, 1, nullptr});
   auto pv = convert_option(*t.get("p"), p);
   ASSERT_FALSE(pv);
-  EXPECT_EQ(pv.error(), "1.5 is out of range [0, 1]");
+  EXPECT_EQ(pv.error().message, "1.5 is out of range [0, 1]");
   OptionSpec k = spec_of({"k", LPX_OPTION_INT, LPX_OPTION_HAS_RANGE, nullptr, "", 0, 100, nullptr});
   EXPECT_FALSE(convert_option(*t.get("k"), k));
   OptionSpec mode = spec_of({"mode", LPX_OPTION_STRING, 0, nullptr, "", 0, 0, "latency|throughput"});
   auto mv = convert_option(*t.get("mode"), mode);
   ASSERT_FALSE(mv);
-  EXPECT_EQ(mv.error(), "'fast' is not one of: latency, throughput");
+  EXPECT_EQ(mv.error().message, "'fast' is not one of: latency, throughput");
 }
 
 TEST(OptionSchema, ParsesDefaultsAndRejectsBrokenSpecs) {
@@ -78,7 +78,7 @@ TEST(OptionSchema, ParsesDefaultsAndRejectsBrokenSpecs) {
 
   auto bad_default = option_spec_from_c({"top_k", LPX_OPTION_INT, 0, "\"forty\"", "", 0, 0, nullptr});
   ASSERT_FALSE(bad_default);
-  EXPECT_NE(bad_default.error().find("invalid default"), std::string::npos);
+  EXPECT_NE(bad_default.error().message.find("invalid default"), std::string::npos);
   EXPECT_FALSE(option_spec_from_c({"Top-K", LPX_OPTION_INT, 0, nullptr, "", 0, 0, nullptr}));
   EXPECT_FALSE(option_spec_from_c({"x", 99, 0, nullptr, "", 0, 0, nullptr}));
   EXPECT_FALSE(option_spec_from_c({"x", LPX_OPTION_INT, LPX_OPTION_REQUIRED, "1", "", 0, 0, nullptr}));

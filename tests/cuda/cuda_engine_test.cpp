@@ -186,7 +186,7 @@ TEST(CudaDevice, BackendCreationSaysWhyWhenNoGpu) {
     EXPECT_TRUE(instance.has_value()) << instance.error();
   } else {
     ASSERT_FALSE(instance.has_value());
-    EXPECT_NE(instance.error().find("CUDA is not usable"), std::string::npos) << instance.error();
+    EXPECT_NE(instance.error().message.find("CUDA is not usable"), std::string::npos) << instance.error().message;
   }
 }
 
@@ -195,7 +195,7 @@ TEST(CudaDevice, AnIndexPastTheLastGpuIsRefused) {
   TestHost host;
   auto instance = core::default_instance(host.registry(), "cuda", {{"gpu", std::int64_t{1000}}});
   ASSERT_FALSE(instance.has_value());
-  EXPECT_NE(instance.error().find("does not exist"), std::string::npos) << instance.error();
+  EXPECT_NE(instance.error().message.find("does not exist"), std::string::npos) << instance.error().message;
 }
 
 // model_load refuses a description needing features its kernels lack, naming them, before it
@@ -241,7 +241,7 @@ TEST(CudaDevice, ADescriptionWithUnsupportedFeaturesIsRefusedBeforeAllocating) {
   // And the engine's own check says the same before it gets that far.
   auto refused = backend->check_features(d);
   ASSERT_FALSE(refused);
-  EXPECT_NE(refused.error().find("cannot run this made-up model"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("cannot run this made-up model"), std::string::npos);
 }
 
 }  // namespace

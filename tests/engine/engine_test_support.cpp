@@ -48,22 +48,22 @@ std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& mode
                                                const std::map<std::string, core::OptionValue>& backend_options) {
   core::EngineInputs inputs;
   auto file = core::ModelFile::open(model.string(), registry_);
-  EXPECT_TRUE(file.has_value()) << (file ? "" : file.error());
+  EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
   if (!file) return nullptr;
   inputs.file = std::move(*file);
   auto b = core::default_instance(registry_, backend, backend_options);
-  EXPECT_TRUE(b.has_value()) << (b ? "" : b.error());
+  EXPECT_TRUE(b.has_value()) << (b ? "" : b.error().message);
   if (!b) return nullptr;
   inputs.backend = b->instance;
   for (const std::string& name : chain) {
     auto link = core::default_instance(registry_, name);
-    EXPECT_TRUE(link.has_value()) << (link ? "" : link.error());
+    EXPECT_TRUE(link.has_value()) << (link ? "" : link.error().message);
     if (!link) return nullptr;
     inputs.sampler_chain.push_back(std::move(*link));
   }
   inputs.config = config;
   auto engine = core::build_engine(std::move(inputs), registry_);
-  EXPECT_TRUE(engine.has_value()) << (engine ? "" : engine.error());
+  EXPECT_TRUE(engine.has_value()) << (engine ? "" : engine.error().message);
   return engine ? std::move(*engine) : nullptr;
 }
 
@@ -74,24 +74,24 @@ ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
   constexpr std::uint32_t kBlock = 16;
   constexpr std::uint32_t kMaxRows = 512;
   auto file = core::ModelFile::open(model.string(), host.registry());
-  if (!file) throw std::runtime_error(file.error());
+  if (!file) throw std::runtime_error(file.error().message);
   file_ = std::move(*file);
   auto h = core::validate_model(*file_);
-  if (!h) throw std::runtime_error(h.error());
+  if (!h) throw std::runtime_error(h.error().message);
   h_ = *h;
   auto described = core::find_architecture(h_.architecture)->describe(*file_, h_);
-  if (!described) throw std::runtime_error(described.error());
+  if (!described) throw std::runtime_error(described.error().message);
   model_ = std::move(*described);
   auto instance = core::default_instance(host.registry(), backend, backend_options);
-  if (!instance) throw std::runtime_error(instance.error());
+  if (!instance) throw std::runtime_error(instance.error().message);
   auto b = core::Backend::adopt(instance->instance);
-  if (!b) throw std::runtime_error(b.error());
+  if (!b) throw std::runtime_error(b.error().message);
   backend_ = std::make_unique<core::Backend>(std::move(*b));
   core::KvCacheShape shape{h_.n_layer, h_.n_head_kv, h_.head_dim, kBlock, max_context / kBlock};
   shape.host_storage = !backend_->has_device_models();
   cache_ = std::make_unique<core::KvCache>(shape);
   if (auto runs = backend_->check_features(model_.desc()); !runs) {
-    throw std::runtime_error(runs.error());
+    throw std::runtime_error(runs.error().message);
   }
   if (backend_->has_device_models()) {
     forward_ = std::make_unique<core::DeviceForward>(model_, *backend_, *cache_, kMaxRows, 1,

@@ -134,7 +134,7 @@ core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
     }
     model.layers().push_back(layer);
   }
-  if (!t.error().empty()) return core::unexpected(t.error());
+  if (!t.error().empty()) return core::invalid_argument(t.error());
   if (auto ok = model.finish(); !ok) return core::unexpected(ok.error());
   return model;
 }
@@ -461,7 +461,7 @@ TEST_F(ToyArchitecture, ABackendWithoutTheFeaturesIsRefusedBeforeLoading) {
   inputs.sampler_chain.push_back(std::move(*greedy));
   auto engine = core::build_engine(std::move(inputs), host_.registry());
   ASSERT_FALSE(engine);
-  const std::string& error = engine.error();
+  const std::string& error = engine.error().message;
   EXPECT_NE(error.find("backend 'test-device' cannot run this toy model: it lacks q/k norms"),
             std::string::npos)
       << error;
@@ -483,14 +483,14 @@ TEST_F(ToyArchitecture, AMissingArchitectureKeyIsNamed) {
   ASSERT_TRUE(h) << h.error();
   auto model = kToy.describe(**file, *h);
   ASSERT_FALSE(model);
-  EXPECT_NE(model.error().find("toy.attention.sliding_window"), std::string::npos) << model.error();
+  EXPECT_NE(model.error().message.find("toy.attention.sliding_window"), std::string::npos) << model.error().message;
 }
 
 TEST(Architectures, ANameIsRegisteredOnce) {
   static const core::Architecture kImpostor{"llama", &toy_tensors, &toy_describe};
   auto registered = core::register_architecture(kImpostor);
   ASSERT_FALSE(registered);
-  EXPECT_NE(registered.error().find("'llama' is already known"), std::string::npos);
+  EXPECT_NE(registered.error().message.find("'llama' is already known"), std::string::npos);
   EXPECT_EQ(core::find_architecture("toy"), nullptr) << "only the toy suite registers it";
 }
 

@@ -20,15 +20,18 @@ class ModelValidation : public ::testing::Test {
     builder.write(path);
     file.reset();
     auto opened = ModelFile::open(path, registry);
-    if (!opened) return unexpected("open: " + opened.error());
+    if (!opened) return unexpected(opened.error().prefixed("open: "));
     file = std::move(*opened);
     return validate_model(*file);
   }
+  // A malformed file is an invalid argument; a well-formed one this build cannot run, unsupported.
   void expect_error(const test::TinyLlama& model, const std::string& message,
-                    void (*tweak)(test::GgufBuilder&) = nullptr) {
+                    void (*tweak)(test::GgufBuilder&) = nullptr,
+                    lpx_status_code code = LPX_ERR_INVALID_ARGUMENT) {
     auto result = check(model, tweak);
     ASSERT_FALSE(result) << "accepted";
-    EXPECT_EQ(result.error(), message);
+    EXPECT_EQ(result.error().message, message);
+    EXPECT_EQ(result.error().code, code) << message;
   }
 
   test::TempDir dir;
@@ -63,7 +66,8 @@ TEST_F(ModelValidation, AcceptsATiedOutputAndQwen2Biases) {
 TEST_F(ModelValidation, RefusesUnknownArchitectures) {
   test::TinyLlama model;
   model.architecture = "lama";
-  expect_error(model, "architecture 'lama' is not supported (did you mean 'llama'?) (supported: llama, qwen2)");
+  expect_error(model, "architecture 'lama' is not supported (did you mean 'llama'?) (supported: llama, qwen2)",
+               nullptr, LPX_ERR_UNSUPPORTED);
 }
 
 TEST_F(ModelValidation, RefusesHeadCountsThatDoNotDivide) {
@@ -119,7 +123,7 @@ TEST_F(ModelValidation, RefusesAVocabularyThatDisagreesWithTheEmbedding) {
 
 TEST_F(ModelValidation, RefusesMixtureOfExperts) {
   expect_error(test::TinyLlama{}, "mixture-of-experts models (llama.expert_count 8) are not supported",
-               [](test::GgufBuilder& b) { b.u32("llama.expert_count", 8); });
+               [](test::GgufBuilder& b) { b.u32("llama.expert_count", 8); }, LPX_ERR_UNSUPPORTED);
 }
 
 TEST_F(ModelValidation, RefusesMissingZeroOrWronglyTypedHyperparameters) {

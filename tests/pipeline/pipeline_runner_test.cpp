@@ -45,7 +45,7 @@ TEST_F(PipelineRunnerTest, ATransportFailureIsAnErrorWithItsMessage) {
   ASSERT_TRUE(runner.create_instances());
   auto ran = runner.run();
   ASSERT_FALSE(ran);
-  EXPECT_EQ(ran.error(), "transport 'test-transport': failing on purpose (mode = \"fail\")");
+  EXPECT_EQ(ran.error().message, "transport 'test-transport': failing on purpose (mode = \"fail\")");
 }
 
 TEST_F(PipelineRunnerTest, ACreateFailureNamesTheSlot) {
@@ -54,7 +54,7 @@ TEST_F(PipelineRunnerTest, ACreateFailureNamesTheSlot) {
   PipelineRunner runner(pipeline, registry);
   auto created = runner.create_instances();
   ASSERT_FALSE(created);
-  EXPECT_EQ(created.error(), "[transport] plugin 'test-transport': output: must not be empty");
+  EXPECT_EQ(created.error().message, "[transport] plugin 'test-transport': output: must not be empty");
 }
 
 TEST_F(PipelineRunnerTest, RequestStopEndsARunningTransport) {

@@ -26,18 +26,19 @@ std::string version(unsigned major, unsigned minor) {
 TEST_F(AbiNegotiation, RefusesADifferentMajorNamingBothVersions) {
   auto plugin = PluginLibrary::load(broken_plugin("abi-major-newer"), services);
   ASSERT_FALSE(plugin);
-  EXPECT_NE(plugin.error().find("plugin ABI " + version(LPX_ABI_MAJOR + 1, LPX_ABI_MINOR) +
+  EXPECT_NE(plugin.error().message.find("plugin ABI " + version(LPX_ABI_MAJOR + 1, LPX_ABI_MINOR) +
                                 " is incompatible with host ABI " +
                                 version(LPX_ABI_MAJOR, LPX_ABI_MINOR)),
             std::string::npos)
-      << plugin.error();
-  EXPECT_EQ(plugin.error().rfind(broken_plugin("abi-major-newer"), 0), 0u) << "starts with the path";
+      << plugin.error().message;
+  EXPECT_EQ(plugin.error().message.rfind(broken_plugin("abi-major-newer"), 0), 0u) << "starts with the path";
+  EXPECT_EQ(plugin.error().code, LPX_ERR_UNSUPPORTED);
 }
 
 TEST_F(AbiNegotiation, RefusesANewerMinorNamingBothVersions) {
   auto plugin = PluginLibrary::load(broken_plugin("abi-minor-newer"), services);
   ASSERT_FALSE(plugin);
-  EXPECT_NE(plugin.error().find("plugin needs ABI " + version(LPX_ABI_MAJOR, LPX_ABI_MINOR + 1) +
+  EXPECT_NE(plugin.error().message.find("plugin needs ABI " + version(LPX_ABI_MAJOR, LPX_ABI_MINOR + 1) +
                                 " but this host provides " +
                                 version(LPX_ABI_MAJOR, LPX_ABI_MINOR)),
             std::string::npos)
@@ -90,7 +91,7 @@ TEST(AbiLayout, CopiesOnlyWhatTheMinorDefinesAndTheHostHolds) {
 TEST_F(AbiNegotiation, RefusesAKindTableTooSmallForItsMinor) {
   auto plugin = PluginLibrary::load(broken_plugin("short-kind-table"), services);
   ASSERT_FALSE(plugin);
-  EXPECT_NE(plugin.error().find("its sampler table is " +
+  EXPECT_NE(plugin.error().message.find("its sampler table is " +
                                 std::to_string(offsetof(lpx_sampler_api, draw_uniform)) +
                                 " bytes, ABI " + version(LPX_ABI_MAJOR, LPX_ABI_MINOR) +
                                 " needs at least " + std::to_string(sizeof(lpx_sampler_api))),
@@ -103,11 +104,11 @@ TEST_F(AbiNegotiation, RefusesA1xPluginSayingToRebuildIt) {
   // changed in 2.0 (see lpx/version.h).
   auto plugin = PluginLibrary::load(broken_plugin("abi-major-older"), services);
   ASSERT_FALSE(plugin);
-  EXPECT_NE(plugin.error().find("plugin ABI 1.5 is incompatible with host ABI " +
+  EXPECT_NE(plugin.error().message.find("plugin ABI 1.5 is incompatible with host ABI " +
                                 version(LPX_ABI_MAJOR, LPX_ABI_MINOR)),
             std::string::npos)
-      << plugin.error();
-  EXPECT_NE(plugin.error().find("rebuild the plugin against LPX SDK " +
+      << plugin.error().message;
+  EXPECT_NE(plugin.error().message.find("rebuild the plugin against LPX SDK " +
                                 std::to_string(LPX_ABI_MAJOR) + ".x"),
             std::string::npos)
       << plugin.error();
@@ -116,8 +117,8 @@ TEST_F(AbiNegotiation, RefusesA1xPluginSayingToRebuildIt) {
 TEST_F(AbiNegotiation, RefusesADescriptorTooSmallForItsMinor) {
   auto plugin = PluginLibrary::load(broken_plugin("short-descriptor"), services);
   ASSERT_FALSE(plugin);
-  EXPECT_NE(plugin.error().find("descriptor is"), std::string::npos) << plugin.error();
-  EXPECT_NE(plugin.error().find("needs at least"), std::string::npos);
+  EXPECT_NE(plugin.error().message.find("descriptor is"), std::string::npos) << plugin.error().message;
+  EXPECT_NE(plugin.error().message.find("needs at least"), std::string::npos);
 }
 
 TEST_F(AbiNegotiation, PluginsExportOnlyTheEntryPoint) {

@@ -25,8 +25,8 @@ TEST_P(BrokenPlugin, IsRefusedWithAClearMessageAndTheHostGoesOn) {
   const BrokenCase& c = GetParam();
   auto plugin = PluginLibrary::load(broken_plugin(c.name), services, c.name);
   ASSERT_FALSE(plugin);
-  EXPECT_EQ(plugin.error().rfind(broken_plugin(c.name) + ": ", 0), 0u) << plugin.error();
-  EXPECT_NE(plugin.error().find(c.expected_message), std::string::npos) << plugin.error();
+  EXPECT_EQ(plugin.error().message.rfind(broken_plugin(c.name) + ": ", 0), 0u) << plugin.error().message;
+  EXPECT_NE(plugin.error().message.find(c.expected_message), std::string::npos) << plugin.error().message;
 
   // The host is alive and still loads and uses a good plugin.
   auto good = PluginLibrary::load(good_plugin("oversized-tables"), services);
@@ -56,10 +56,12 @@ TEST(BrokenPluginFile, MissingOrNotALibraryIsAnError) {
   HostServices services{metrics};
   auto missing = PluginLibrary::load("/nonexistent/lpx-x.so", services);
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().find("cannot load"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("cannot load"), std::string::npos);
+  EXPECT_EQ(missing.error().code, LPX_ERR_NOT_FOUND);
   auto not_elf = PluginLibrary::load(std::string(LPX_SOURCE_DIR) + "/CMakeLists.txt", services);
   ASSERT_FALSE(not_elf);
-  EXPECT_NE(not_elf.error().find("cannot load"), std::string::npos);
+  EXPECT_NE(not_elf.error().message.find("cannot load"), std::string::npos);
+  EXPECT_EQ(not_elf.error().code, LPX_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ TEST_F(PluginRegistryTest, UnknownNamesListTheKnownOnesWithASuggestion) {
   PluginRegistry registry({LPX_TEST_GOOD_PLUGIN_DIR}, services);
   auto plugin = registry.load("test-transprot");
   ASSERT_FALSE(plugin);
-  EXPECT_EQ(plugin.error(),
+  EXPECT_EQ(plugin.error().message,
             "unknown plugin 'test-transprot' (did you mean 'test-transport'?); known plugins: "
             "oversized-tables, test-device, test-transport");
 }

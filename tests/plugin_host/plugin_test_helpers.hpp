@@ -26,11 +26,11 @@ inline std::shared_ptr<core::PluginInstance> create_builtin(
     core::HostServices& services, const std::string& name,
     const std::map<std::string, core::OptionValue>& options = {}) {
   auto plugin = core::PluginLibrary::load(builtin_plugin(name), services, name);
-  if (!plugin) throw std::runtime_error(plugin.error());
+  if (!plugin) throw std::runtime_error(plugin.error().message);
   core::ResolvedOptions resolved = core::default_options(plugin.value()->description().options);
   for (const auto& [key, value] : options) resolved.values[key] = value;
   auto created = plugin.value()->create(resolved);
-  if (!created) throw std::runtime_error(created.error());
+  if (!created) throw std::runtime_error(created.error().message);
   return *created;
 }
 

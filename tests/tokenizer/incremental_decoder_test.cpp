@@ -120,12 +120,12 @@ TEST_F(IncrementalDecoding, RejectsIdsOutsideTheVocabulary) {
   IncrementalDecoder decoder(*loaded->tokenizer);
   auto bad = decoder.push(50257);
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), "token id 50257 is outside the vocabulary (50257 tokens)");
+  EXPECT_EQ(bad.error().message, "token id 50257 is outside the vocabulary (50257 tokens)");
   EXPECT_FALSE(decoder.push(-1));
   EXPECT_EQ(*decoder.push(15496), "Hello");
   auto decoded = loaded->tokenizer->decode(std::vector<std::int32_t>{15496, 99999});
   ASSERT_FALSE(decoded);
-  EXPECT_EQ(decoded.error(), "token id 99999 is outside the vocabulary (50257 tokens)");
+  EXPECT_EQ(decoded.error().message, "token id 99999 is outside the vocabulary (50257 tokens)");
 }
 
 TEST_F(IncrementalDecoding, ResetStartsANewStream) {

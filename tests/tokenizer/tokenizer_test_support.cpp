@@ -46,7 +46,7 @@ core::Expected<LoadedTokenizer> ModelOpener::load(const std::filesystem::path& p
   auto vocabulary = core::load_vocabulary(**file);
   if (!vocabulary) return core::unexpected(vocabulary.error());
   auto tokenizer = core::Tokenizer::create(std::move(*vocabulary));
-  if (!tokenizer) return core::unexpected(path.string() + ": " + tokenizer.error());
+  if (!tokenizer) return core::unexpected(tokenizer.error().with_context(path.string()));
   return LoadedTokenizer{std::move(*file), std::move(*tokenizer)};
 }
 

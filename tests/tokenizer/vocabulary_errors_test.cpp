@@ -37,14 +37,14 @@ class VocabularyFiles : public ::testing::Test {
     builder.write(path);
     file.reset();
     auto opened = opener.open(path);
-    if (!opened) return core::unexpected("open: " + opened.error());
+    if (!opened) return core::unexpected(opened.error().prefixed("open: "));
     file = std::move(*opened);
     return core::load_vocabulary(*file);
   }
   void expect_error(const GgufBuilder& builder, const std::string& message) {
     auto vocabulary = load(builder);
     ASSERT_FALSE(vocabulary) << "accepted";
-    EXPECT_EQ(vocabulary.error(), path + ": " + message);
+    EXPECT_EQ(vocabulary.error().message, path + ": " + message);
   }
 
   ScratchDir dir;
@@ -113,9 +113,10 @@ TEST_F(VocabularyFiles, UnknownPreTokenizer) {
   b.strings("tokenizer.ggml.merges", {});
   auto vocabulary = load(b);
   ASSERT_FALSE(vocabulary);
-  EXPECT_THAT(vocabulary.error(),
+  EXPECT_THAT(vocabulary.error().message,
               HasSubstr(": unknown pre-tokenizer tokenizer.ggml.pre = 'gpt-5' (known: "));
-  EXPECT_THAT(vocabulary.error(), HasSubstr("smollm"));
+  EXPECT_EQ(vocabulary.error().code, LPX_ERR_UNSUPPORTED);
+  EXPECT_THAT(vocabulary.error().message, HasSubstr("smollm"));
 }
 
 TEST_F(VocabularyFiles, ArrayLengthsMustAgree) {
@@ -176,7 +177,7 @@ Vocabulary spm_vocabulary() {
 
 std::string create_error(Vocabulary v) {
   auto tokenizer = core::Tokenizer::create(std::move(v));
-  return tokenizer ? std::string("accepted") : tokenizer.error();
+  return tokenizer ? std::string("accepted") : tokenizer.error().message;
 }
 
 TEST(TokenizerCreate, RejectsBrokenVocabularies) {

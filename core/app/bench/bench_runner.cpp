@@ -105,10 +105,10 @@ Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t
     std::vector<std::vector<std::int32_t>> prompts;
     for (std::uint32_t i = 0; i < batch; ++i) prompts.push_back(prompt(std::max(depth, 1u), rep * batch + i + 1));
     const Batch b = run_batch(engine, prompts, n, sampling);
-    if (!b.error.empty()) return unexpected(name + ": " + b.error);
+    if (!b.error.empty()) return invalid_argument(name + ": " + b.error);
     Clock::time_point start = Clock::time_point::min(), end = Clock::time_point::max();
     for (const auto& times : b.token_times) {
-      if (times.size() < 2) return unexpected(name + ": a request produced fewer than 2 tokens");
+      if (times.size() < 2) return invalid_argument(name + ": a request produced fewer than 2 tokens");
       start = std::max(start, times.front());
       end = std::min(end, times.back());
       ttfts.push_back(ms(times.front() - b.submitted));
@@ -120,7 +120,7 @@ Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t
           times.begin(), times.end(), [&](Clock::time_point t) { return t > start && t <= end; }));
     }
     if (end <= start || decoded < batch) {
-      return unexpected(name + " at batch " + std::to_string(batch) +
+      return invalid_argument(name + " at batch " + std::to_string(batch) +
                         ": the requests never decoded together (each one's prefill ended after "
                         "another had finished); use a longer -n or a smaller batch");
     }
@@ -190,7 +190,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   };
   // Warm-up: page the weights in; a failing sampling setting shows here.
   if (const Batch b = run_batch(engine, {prompt(1, 0)}, 4, sampling); !b.error.empty()) {
-    return unexpected(b.error);
+    return invalid_argument(b.error);
   }
 
   for (std::uint32_t n : config.prompt_lengths) {
@@ -198,7 +198,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
     std::vector<double> rates, ttfts;
     for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
       const Batch b = run_batch(engine, {prompt(n, rep + 1)}, 1, sampling);
-      if (!b.error.empty()) return unexpected("pp" + std::to_string(n) + ": " + b.error);
+      if (!b.error.empty()) return invalid_argument("pp" + std::to_string(n) + ": " + b.error);
       const double ttft = ms(b.token_times[0].front() - b.submitted);
       ttfts.push_back(ttft);
       rates.push_back(n / (ttft / 1000.0));
@@ -231,7 +231,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
                             ? 0
                             : static_cast<int>(std::get<std::int64_t>(gpu_option->second));
     auto device = gpu::measure_device_usage(ordinal);
-    if (!device) return unexpected("measuring the GPU's bandwidth: " + device.error());
+    if (!device) return unexpected(device.error().prefixed("measuring the GPU's bandwidth: "));
     report.device_name = device->name;
     report.device_bandwidth_gbs = device->copy_bandwidth_gbs;
     report.device_memory_used_bytes = device->used_bytes;

@@ -20,7 +20,7 @@ namespace {
 // KEY=VALUE: an integer value is an int option, true or false a bool, anything else a string.
 core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std::string& text) {
   const std::size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return core::unexpected("--option wants KEY=VALUE, not '" + text + "'");
+  if (eq == std::string::npos || eq == 0) return core::invalid_argument("--option wants KEY=VALUE, not '" + text + "'");
   const std::string key = text.substr(0, eq), value = text.substr(eq + 1);
   std::int64_t number = 0;
   const char* end = value.data() + value.size();
@@ -44,7 +44,7 @@ core::Expected<std::string> parse_sampling(const std::vector<std::string>& pairs
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
     if (eq == std::string::npos || value.empty() || ec != std::errc() ||
         end != value.data() + value.size()) {
-      return core::unexpected("--sample wants KEY=NUMBER, not '" + pair + "'");
+      return core::invalid_argument("--sample wants KEY=NUMBER, not '" + pair + "'");
     }
     const bool whole = number == std::floor(number) && number >= 0;
     if (key == "temperature") {
@@ -65,7 +65,7 @@ core::Expected<std::string> parse_sampling(const std::vector<std::string>& pairs
         out.set |= LPX_SET_SEED;
       }
     } else {
-      return core::unexpected("--sample: '" + pair +
+      return core::invalid_argument("--sample: '" + pair +
                               "' is not one of temperature, top_k, top_p, min_p, seed "
                               "(top_k and seed are whole numbers)");
     }

@@ -66,7 +66,7 @@ void print_summary(const core::ModelFile& file, const core::Hyperparameters& h,
   if (auto text = file.get_string("tokenizer.chat_template")) {
     auto parsed = core::ChatTemplate::parse(*text);
     std::cout << "present, " << text->size() << " bytes"
-              << (parsed ? std::string(", supported") : ", NOT supported: " + parsed.error());
+              << (parsed ? std::string(", supported") : ", NOT supported: " + parsed.error().message);
   } else {
     std::cout << "none (chat needs a template file: [model] chat_template = \"FILE\")";
   }

@@ -22,7 +22,7 @@ Listing load_everything(core::PluginRegistry& registry) {
     if (plugin) {
       listing.loaded.push_back(*plugin);
     } else {
-      listing.refused.emplace_back(candidate, plugin.error());
+      listing.refused.emplace_back(candidate, plugin.error().message);
     }
   }
   return listing;

@@ -13,7 +13,7 @@ core::Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const std::string
   auto vocabulary = core::load_vocabulary(*model->file_);
   if (!vocabulary) return core::unexpected(vocabulary.error());  // starts with the path
   auto tokenizer = core::Tokenizer::create(std::move(*vocabulary));
-  if (!tokenizer) return core::unexpected(path + ": " + tokenizer.error());
+  if (!tokenizer) return core::unexpected(tokenizer.error().with_context(path));
   model->tokenizer_ = std::move(*tokenizer);
   return model;
 }

@@ -28,7 +28,7 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
   auto backend = core::backend_for_device(m.device, m.backend, registry);
   if (!backend) {
     core::Diagnostics diagnostics;
-    diagnostics.error({"--device " + m.device, 0, 0}, backend.error());
+    diagnostics.error({"--device " + m.device, 0, 0}, backend.error().message);
     return core::unexpected(std::move(diagnostics));
   }
   // Room in the KV cache for every sequence at full context: requests never wait for cache.

@@ -55,7 +55,7 @@ core::Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const char* library
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return core::unexpected(std::string(why != nullptr ? why : library));
+    return core::unavailable(std::string(why != nullptr ? why : library));
   }
   std::unique_ptr<CudaDriver> d(new CudaDriver());
   std::string missing;
@@ -96,7 +96,7 @@ core::Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const char* library
                  ? info.dli_fname
                  : library;
   if (!missing.empty()) {
-    return core::unexpected(d->path_ + " lacks driver API entry points: " + missing);
+    return core::unsupported(d->path_ + " lacks driver API entry points: " + missing);
   }
   return d;
 }

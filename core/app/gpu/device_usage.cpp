@@ -9,11 +9,11 @@ core::Expected<DeviceUsage> measure_device_usage(int ordinal) {
   if (!loaded) return core::unexpected(loaded.error());
   const CudaDriver& d = **loaded;
   if (const CUresult r = d.cuInit(0); r != cu::kSuccess) {
-    return core::unexpected("cuInit: " + d.describe(r));
+    return core::unavailable("cuInit: " + d.describe(r));
   }
   CUdevice device = 0;
   if (const CUresult r = d.cuDeviceGet(&device, ordinal); r != cu::kSuccess) {
-    return core::unexpected("cuDeviceGet(" + std::to_string(ordinal) + "): " + d.describe(r));
+    return core::unavailable("cuDeviceGet(" + std::to_string(ordinal) + "): " + d.describe(r));
   }
   DeviceUsage usage;
   char name[256] = {};
@@ -21,7 +21,7 @@ core::Expected<DeviceUsage> measure_device_usage(int ordinal) {
   usage.name = name;
   CUcontext context = nullptr;
   if (const CUresult r = d.cuDevicePrimaryCtxRetain(&context, device); r != cu::kSuccess) {
-    return core::unexpected("cuDevicePrimaryCtxRetain: " + d.describe(r));
+    return core::unavailable("cuDevicePrimaryCtxRetain: " + d.describe(r));
   }
   std::string error;
   if (const CUresult r = d.cuCtxSetCurrent(context); r != cu::kSuccess) {
@@ -41,7 +41,7 @@ core::Expected<DeviceUsage> measure_device_usage(int ordinal) {
     }
   }
   d.cuDevicePrimaryCtxRelease(device);
-  if (!error.empty()) return core::unexpected(error);
+  if (!error.empty()) return core::unavailable(error);
   return usage;
 }
 

@@ -266,7 +266,7 @@ Diagnosis diagnose(const BinaryFacts& binary) {
     dx.driver.loaded = true;
     dx.driver.library_path = driver->path();
   } else {
-    dx.driver.load_error = loaded.error();
+    dx.driver.load_error = loaded.error().message;
   }
 
   auto nvml_loaded = Nvml::load();
@@ -276,7 +276,7 @@ Diagnosis diagnose(const BinaryFacts& binary) {
     dx.driver.nvml_loaded = true;
     dx.driver.driver_version = nvml->driver_version();
   } else {
-    dx.driver.nvml_error = nvml_loaded.error();
+    dx.driver.nvml_error = nvml_loaded.error().message;
   }
   if (dx.driver.driver_version.empty()) dx.driver.driver_version = dx.host.nvidia_module_version;
 

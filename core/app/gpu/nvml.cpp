@@ -50,14 +50,14 @@ core::Expected<std::unique_ptr<Nvml>> Nvml::load(const char* library) {
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return core::unexpected(std::string(why != nullptr ? why : library));
+    return core::unavailable(std::string(why != nullptr ? why : library));
   }
   auto api = std::make_unique<Api>();
   // Only init, shutdown and the device lookup are required; a missing reading is just missing.
   if (!resolve(handle, api->init, "nvmlInit_v2") ||
       !resolve(handle, api->shutdown, "nvmlShutdown") ||
       !resolve(handle, api->handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2")) {
-    return core::unexpected(std::string(library) +
+    return core::unsupported(std::string(library) +
                             " lacks nvmlInit_v2, nvmlShutdown or "
                             "nvmlDeviceGetHandleByPciBusId_v2");
   }
@@ -70,7 +70,7 @@ core::Expected<std::unique_ptr<Nvml>> Nvml::load(const char* library) {
   resolve(handle, api->power_management_limit, "nvmlDeviceGetPowerManagementLimit");
   resolve(handle, api->memory_info, "nvmlDeviceGetMemoryInfo");
   if (const nvmlReturn_t r = api->init(); r != kNvmlSuccess) {
-    return core::unexpected("nvmlInit_v2 failed: " + api->describe(r));
+    return core::unavailable("nvmlInit_v2 failed: " + api->describe(r));
   }
   return std::unique_ptr<Nvml>(new Nvml(std::move(api)));
 }

@@ -114,7 +114,7 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
 
   const std::string partial = path + ".partial";
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(partial.c_str(), "wb"), &std::fclose);
-  if (!file) return unexpected(partial + ": cannot create: " + std::strerror(errno));
+  if (!file) return io_error(partial + ": cannot create: " + std::strerror(errno));
   const auto write_bytes = [&](const std::uint8_t* data, std::size_t n) {
     return std::fwrite(data, 1, n, file.get()) == n;
   };
@@ -137,12 +137,12 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
     written += padding;
   }
   if (!ok || std::fflush(file.get()) != 0) {
-    return unexpected(partial + ": write failed: " + std::strerror(errno));
+    return io_error(partial + ": write failed: " + std::strerror(errno));
   }
   file.reset();
   std::error_code ec;
   std::filesystem::rename(partial, path, ec);
-  if (ec) return unexpected(path + ": " + ec.message());
+  if (ec) return io_error(path + ": " + ec.message());
   return written;
 }
 

@@ -163,16 +163,16 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
 Expected<std::string> resolve_model_spec(const std::string& model) {
   if (model.rfind("synth:", 0) != 0) return model;
   const std::size_t colon = model.find(':', 6);
-  if (colon == std::string::npos) return unexpected("--model " + model + ": expected synth:NAME:TYPE");
+  if (colon == std::string::npos) return invalid_argument("--model " + model + ": expected synth:NAME:TYPE");
   const std::string name = model.substr(6, colon - 6), type_name = model.substr(colon + 1);
   const ModelShape* shape = find_model_shape(name);
   if (shape == nullptr) {
-    return unexpected("--model " + model + ": unknown shape '" + name + "' (known: " +
+    return invalid_argument("--model " + model + ": unknown shape '" + name + "' (known: " +
                       model_shape_names() + ")");
   }
   const auto type = synth_type(type_name);
   if (!type) {
-    return unexpected("--model " + model + ": unknown type '" + type_name + "' (" +
+    return invalid_argument("--model " + model + ": unknown type '" + type_name + "' (" +
                       synth_type_names() + ")");
   }
   const std::filesystem::path path =
@@ -190,7 +190,7 @@ Expected<std::string> resolve_model_spec(const std::string& model) {
   }
   std::error_code error;
   std::filesystem::rename(partial, path, error);
-  if (error) return unexpected(path.string() + ": " + error.message());
+  if (error) return io_error(path.string() + ": " + error.message());
   return path.string();
 }
 

@@ -35,7 +35,7 @@ void add_llama_tensors(const Hyperparameters& h, std::vector<ExpectedTensor>& ou
 Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hyperparameters& h,
                                                  const LlamaFamily& family) {
   if (h.head_dim_v != h.head_dim) {
-    return unexpected(file.path() + ": key and value head sizes differ (" +
+    return unsupported(file.path() + ": key and value head sizes differ (" +
                       std::to_string(h.head_dim) + " vs " + std::to_string(h.head_dim_v) +
                       "); LPX needs them equal");
   }
@@ -57,13 +57,13 @@ Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hy
   }
   if (const lpx_tensor_view* freqs = file.find_tensor("rope_freqs.weight")) {
     if (freqs->type != LPX_TENSOR_F32) {
-      return unexpected(file.path() + ": tensor 'rope_freqs.weight' must be f32");
+      return invalid_argument(file.path() + ": tensor 'rope_freqs.weight' must be f32");
     }
     const auto* data = static_cast<const float*>(freqs->data);
     rope.freq_factors = model.keep(std::vector<float>(data, data + h.n_rot / 2));
   } else if (h.rope_scaling == RopeScaling::llama3) {
     auto factors = llama3_rope_factors(file, h);
-    if (!factors) return unexpected(file.path() + ": " + factors.error());
+    if (!factors) return unexpected(factors.error().with_context(file.path()));
     rope.freq_factors = model.keep(std::move(*factors));
   }
 
@@ -88,8 +88,8 @@ Expected<TransformerModel> describe_llama_family(const ModelFile& file, const Hy
     l.ffn_down = t.required(b + "ffn_down.weight");
     model.layers().push_back(l);
   }
-  if (!t.error().empty()) return unexpected(file.path() + ": " + t.error());
-  if (auto ok = model.finish(); !ok) return unexpected(file.path() + ": " + ok.error());
+  if (!t.error().empty()) return invalid_argument(file.path() + ": " + t.error());
+  if (auto ok = model.finish(); !ok) return unexpected(ok.error().with_context(file.path()));
   return model;
 }
 

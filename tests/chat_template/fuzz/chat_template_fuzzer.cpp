@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace std::chrono;
   options.fixed_time = local_days{year{2025} / March / 14} + hours{9};
   const auto rendered = parsed->render(fuzz_context(), options);
-  volatile std::size_t sink = rendered ? rendered->size() : rendered.error().size();
+  volatile std::size_t sink = rendered ? rendered->size() : rendered.error().message.size();
   static_cast<void>(sink);
   return 0;
 }
