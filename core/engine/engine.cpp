@@ -1,22 +1,16 @@
-// The engine's life: creation (the model checked and described, the KV cache sized, the
-// forward pass chosen), the engine thread's loop, sessions, cancel/wait and the stats.
-#include "engine/engine_internals.hpp"
+// The engine's life and its thread-safe calls: creation (the model checked and described, the
+// KV cache sized, the forward pass chosen, the three stages wired), submit, cancel/wait,
+// sessions and the stats. The engine thread's loop and steps are engine_step.cpp.
+#include "engine/engine.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstddef>
-#include <cstring>
-#include <random>
 #include <set>
 
-#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "engine/engine_error.hpp"
 #include "model/model_validation.hpp"
-#include "lpx/cpp/status.hpp"
-#include "lpx/cpp/utf8.hpp"
 
 namespace lpx::core {
 
@@ -92,7 +86,11 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   logits_.resize(std::size_t{config_.max_sequences} * h_.n_vocab);
   picked_tokens_.resize(config_.max_sequences);
   programs_.resize(config_.max_sequences);
-  running_.reserve(config_.max_sequences);
+  intake_ = std::make_unique<RequestIntake>(
+      *parts_.tokenizer, parts_.chat_template ? &*parts_.chat_template : nullptr,
+      parts_.chat_template_origin, *parts_.samplers, *cache_, config_, h_.n_vocab);
+  scheduler_ = std::make_unique<Scheduler>(*cache_, config_);
+  output_ = std::make_unique<TokenOutput>(*parts_.tokenizer, config_.context_size, h_.n_vocab);
   spdlog::info("engine: {} ({} layers), backend '{}', context {} tokens, KV cache {} tokens "
                "({:.1f} MiB, f16, blocks of {}), up to {} sequences, {} tokens per step",
                model_name_, h_.n_layer, parts_.backend->name(), config_.context_size,
@@ -110,14 +108,54 @@ Engine::~Engine() {
   if (thread_.joinable()) thread_.join();
 }
 
+Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& request) const {
+  return intake_->prompt_tokens(request);
+}
+
+Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
+  auto ids = submit_together({&caller_request, 1});
+  if (!ids) return unexpected(std::move(ids).error());
+  return ids->front();
+}
+
+Expected<std::vector<std::uint64_t>> Engine::submit_together(std::span<const lpx_request> requests) {
+  std::vector<std::unique_ptr<Request>> prepared;  // checked outside the lock
+  prepared.reserve(requests.size());
+  for (const lpx_request& request : requests) {
+    auto r = intake_->prepare(request);
+    if (!r) return unexpected(std::move(r).error());
+    prepared.push_back(std::move(*r));
+  }
+  std::vector<std::uint64_t> ids;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return unavailable("the engine is shutting down");
+    std::set<std::uint64_t> claimed;  // every session first: all or nothing
+    for (const auto& r : prepared) {
+      if (r->session == 0) continue;
+      const std::string session = std::to_string(r->session);
+      const Session* s = scheduler_->session(r->session);
+      if (s == nullptr) return not_found("unknown session " + session, "session");
+      if (s->busy || !claimed.insert(r->session).second) {
+        return fail(LPX_ERR_CONFLICT, "session " + session + " already has a request running",
+                    "session");
+      }
+    }
+    for (auto& r : prepared) {
+      if (r->session != 0) scheduler_->session(r->session)->busy = true;
+      r->id = next_id_++;
+      ids.push_back(r->id);
+      live_[r->id] = true;
+      scheduler_->enqueue(std::move(r));
+    }
+  }
+  wake_.notify_all();
+  return ids;
+}
+
 void Engine::cancel(std::uint64_t request_id) {
   std::lock_guard lock(mutex_);
-  for (auto& r : waiting_) {
-    if (r->id == request_id) r->cancel = true;
-  }
-  for (auto& r : running_) {
-    if (r->id == request_id) r->cancel = true;
-  }
+  scheduler_->cancel(request_id);
   wake_.notify_all();
 }
 
@@ -129,24 +167,19 @@ void Engine::wait(std::uint64_t request_id) {
 std::uint64_t Engine::session_create() {
   std::lock_guard lock(mutex_);
   const std::uint64_t id = next_id_++;
-  auto session = std::make_unique<Session>();
-  session->sequence.blocks = BlockTable(config_.context_size, config_.block_size);
-  session->sequence.tokens.reserve(config_.context_size);
-  sessions_[id] = std::move(session);
+  scheduler_->add_session(id);
   return id;
 }
 
 void Engine::session_destroy(std::uint64_t session) {
   std::unique_lock lock(mutex_);
-  auto it = sessions_.find(session);
-  if (it == sessions_.end()) return;
+  const Session* s = scheduler_->session(session);
+  if (s == nullptr) return;
   // Cancel its request and wait until it has let go of the session.
-  for (auto& r : waiting_) if (r->session == session) r->cancel = true;
-  for (auto& r : running_) if (r->session == session) r->cancel = true;
+  scheduler_->cancel_session(session);
   wake_.notify_all();
-  finished_.wait(lock, [&] { return !it->second->busy; });
-  cache_->release(it->second->sequence.blocks);
-  sessions_.erase(it);
+  finished_.wait(lock, [&] { return !s->busy; });
+  scheduler_->remove_session(session);
 }
 
 void Engine::info(lpx_engine_info& out) const {
@@ -162,48 +195,14 @@ void Engine::info(lpx_engine_info& out) const {
 
 void Engine::stats(lpx_engine_stats& out) const {
   std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
-  out.waiting_requests = static_cast<std::uint32_t>(waiting_.size());
-  // Finished requests leave running_ at the end of their step; they hold nothing any more.
-  out.running_requests = static_cast<std::uint32_t>(std::count_if(
-      running_.begin(), running_.end(), [](const std::unique_ptr<Request>& r) { return r->sequence != nullptr; }));
+  out.waiting_requests = scheduler_->waiting_count();
+  out.running_requests = scheduler_->running_count();
   out.kv_block_size = cache_->shape().block_size;
   out.kv_blocks_total = cache_->shape().n_blocks;
   out.kv_blocks_used = cache_->shape().n_blocks - cache_->free_blocks();
   out.prompt_tokens = prompt_tokens_computed_.load(std::memory_order_relaxed);
   out.generated_tokens = tokens_generated_.load(std::memory_order_relaxed);
   out.steps = steps_.load(std::memory_order_relaxed);
-}
-
-// --- the engine thread ---------------------------------------------------------------------------
-
-void Engine::loop() {
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !running_.empty(); });
-      if (stopping_) {
-        for (auto& r : running_) r->cancel = true;
-        for (auto& r : waiting_) r->cancel = true;
-      }
-      // Cancelled waiting requests end here; the rest are admitted in order while they fit.
-      while (!waiting_.empty()) {
-        Request& front = *waiting_.front();
-        if (!front.cancel && running_.size() >= config_.max_sequences) break;
-        if (!front.cancel && !admit(front)) {
-          if (!running_.empty()) break;  // blocks come back as running requests finish
-          // Nothing runs, so only idle sessions hold blocks: drop their cached prefixes.
-          evict_idle_sessions();
-          if (!admit(front)) {
-            front.admission_error = "the KV cache cannot hold this request";
-          }
-        }
-        running_.push_back(std::move(waiting_.front()));
-        waiting_.pop_front();
-      }
-      if (stopping_ && running_.empty()) return;
-    }
-    step();
-  }
 }
 
 }  // namespace lpx::core

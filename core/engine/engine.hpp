@@ -3,6 +3,13 @@
 // cancel, wait and the session calls are thread-safe. See lpx/engine.h for the contract the
 // transports see; this is the C++ side of it.
 //
+// Three stages, one file each: RequestIntake checks a request and builds what it runs
+// (request_intake.hpp), the Scheduler admits requests and plans each step's batch
+// (scheduler.hpp), TokenOutput streams tokens and reports results (token_output.hpp). The engine
+// owns them, the model's forward pass and the KV cache; it holds the lock, runs the thread and
+// moves each step's rows between them (engine.cpp: life and the thread-safe calls;
+// engine_step.cpp: the engine thread).
+//
 // Memory: weights stay memory-mapped in the model file; the KV cache is one paged pool sized in
 // tokens (EngineConfig::kv_cache_tokens); a request is admitted when the pool has the blocks for
 // its whole prompt + max_tokens (so a running request never runs out of cache), and waits in
@@ -12,7 +19,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,7 +33,12 @@
 #include "engine/batch.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/device_forward.hpp"
+#include "engine/engine_config.hpp"
 #include "engine/forward_pass.hpp"
+#include "engine/request.hpp"
+#include "engine/request_intake.hpp"
+#include "engine/scheduler.hpp"
+#include "engine/token_output.hpp"
 #include "engine/transformer_forward.hpp"
 #include "engine/sampler_chain_factory.hpp"
 #include "lpx/engine.h"
@@ -38,17 +49,6 @@
 #include "util/expected.hpp"
 
 namespace lpx::core {
-
-struct EngineConfig {
-  std::uint32_t context_size = 0;     // positions per sequence; 0 = min(trained, 8192)
-  std::uint32_t max_sequences = 4;    // requests decoded together
-  std::uint32_t kv_cache_tokens = 0;  // positions in the shared pool; 0 = context_size
-  std::uint32_t batch_tokens = 512;   // rows per step: prefill chunks + decode tokens
-  // Prompt tokens per step while any sequence is decoding ([model] mode: "latency" = 64, so a
-  // long prompt does not stall running streams; "throughput" = batch_tokens).
-  std::uint32_t prefill_tokens_while_decoding = 64;
-  std::uint32_t block_size = 16;      // positions per KV block
-};
 
 // Everything the engine runs on. The engine takes ownership.
 struct EngineParts {
@@ -92,27 +92,15 @@ class Engine {
   Expected<std::vector<std::int32_t>> prompt_tokens(const lpx_request& request) const;
 
  private:
-  struct Sequence;
-  struct Request;
-  struct Session;
-
   Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model);
-  // Checks a request and builds everything it needs before it is queued.
-  Expected<std::unique_ptr<Request>> prepare(const lpx_request& request);
   void loop();
-  bool admit(Request& request);  // with mutex_ held
-  void evict_idle_sessions();    // with mutex_ held
   void step();
-  void build_batch();
-  void deliver(Request& request, std::int32_t token, const float* logits);
-  void compute_logprobs(Request& request, std::int32_t token, const float* logits);
   // Where this step's tokens are picked: on the host from the logits, or on the device (greedy,
   // or every row's sampling program) when no row needs its logits, so only token ids cross.
   enum class TokenPick { host, device_greedy, device_program };
   TokenPick token_pick() const;
-  void finish(Request& request, std::int32_t reason, std::string error = {},
-              lpx_status_code code = LPX_ERR_INTERNAL);
-  void release(Request& request);  // with mutex_ held
+  // Reports the request's result and releases it (engine thread).
+  void finish(Request& request, const Ending& ending);
 
   EngineParts parts_;
   EngineConfig config_;
@@ -121,6 +109,9 @@ class Engine {
   std::string model_name_;
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<ForwardPass> forward_;
+  std::unique_ptr<RequestIntake> intake_;
+  std::unique_ptr<Scheduler> scheduler_;  // guarded by mutex_ (see scheduler.hpp)
+  std::unique_ptr<TokenOutput> output_;
   Batch batch_;
   std::vector<Request*> batch_requests_;  // per output row of batch_
   std::vector<float> logits_;             // max_sequences x n_vocab
@@ -132,9 +123,6 @@ class Engine {
   std::condition_variable finished_;  // waiters: a request finished
   bool stopping_ = false;
   std::uint64_t next_id_ = 1;
-  std::deque<std::unique_ptr<Request>> waiting_;
-  std::vector<std::unique_ptr<Request>> running_;  // engine thread's; guarded for cancel
-  std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
   std::map<std::uint64_t, bool> live_;  // request id -> true while not finished
   // Counters for stats(); written by the engine thread.
   std::atomic<std::uint64_t> prompt_tokens_computed_{0};

@@ -1,22 +1,17 @@
-// Requests in: a request checked and turned into prompt tokens, a sampler chain, stop
-// strings and a decoder before it is queued (prepare), alone or several at once; refusals
+// Requests in: a caller's lpx_request checked field by field and turned into what the engine
+// runs (prompt tokens, a sampler chain, stop strings, a decoder) before it is queued. Refusals
 // carry their status code and the request field at fault.
-#include "engine/engine_internals.hpp"
+#include "engine/request_intake.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <random>
-#include <set>
 
 #include <boost/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "engine/engine_error.hpp"
-#include "model/model_validation.hpp"
-#include "lpx/cpp/status.hpp"
 #include "lpx/cpp/utf8.hpp"
 
 namespace lpx::core {
@@ -34,8 +29,18 @@ Expected<bool> check_utf8(const char* text, const char* what) {
 
 }  // namespace
 
+RequestIntake::RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* chat_template,
+                             std::string chat_template_origin, SamplerChainFactory& samplers,
+                             const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab)
+    : tokenizer_(tokenizer),
+      chat_template_(chat_template),
+      chat_template_origin_(std::move(chat_template_origin)),
+      samplers_(samplers),
+      cache_(cache),
+      config_(config),
+      n_vocab_(n_vocab) {}
 
-Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& request) const {
+Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_request& request) const {
   const bool has_prompt = request.prompt != nullptr;
   const bool has_messages = request.messages != nullptr || request.message_count != 0;
   const bool has_tokens = request.prompt_tokens != nullptr || request.prompt_token_count != 0;
@@ -43,7 +48,7 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
     return invalid_argument(
         std::string("a request needs exactly one of 'prompt', 'messages' and 'prompt_tokens'"));
   }
-  const Tokenizer& tokenizer = *parts_.tokenizer;
+  const Tokenizer& tokenizer = tokenizer_;
   if (has_tokens) {
     if (request.prompt_tokens == nullptr) return invalid_argument(std::string("prompt_tokens is NULL"));
     std::vector<std::int32_t> tokens(request.prompt_tokens,
@@ -62,7 +67,7 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
     options.add_eos = false;
     return tokenizer.encode(request.prompt, options);
   }
-  if (!parts_.chat_template) {
+  if (!chat_template_) {
     return invalid_argument("the model has no chat template (set [model] chat_template in the "
                       "pipeline to a Jinja file)");
   }
@@ -85,8 +90,8 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   const std::string bos = piece(tokenizer.bos());
   context["bos_token"] = bos;
   context["eos_token"] = piece(tokenizer.eos());
-  auto text = parts_.chat_template->render(context);
-  if (!text) return unexpected(text.error().with_context("chat template of " + parts_.chat_template_origin));
+  auto text = chat_template_->render(context);
+  if (!text) return unexpected(text.error().with_context("chat template of " + chat_template_origin_));
   Tokenizer::EncodeOptions options;
   options.parse_special = true;
   options.add_eos = false;
@@ -95,52 +100,7 @@ Expected<std::vector<std::int32_t>> Engine::prompt_tokens(const lpx_request& req
   return tokenizer.encode(*text, options);
 }
 
-Expected<std::uint64_t> Engine::submit(const lpx_request& caller_request) {
-  auto ids = submit_together({&caller_request, 1});
-  if (!ids) return unexpected(std::move(ids).error());
-  return ids->front();
-}
-
-Expected<std::vector<std::uint64_t>> Engine::submit_together(
-    std::span<const lpx_request> requests) {
-  std::vector<std::unique_ptr<Request>> prepared;
-  prepared.reserve(requests.size());
-  for (const lpx_request& request : requests) {
-    auto r = prepare(request);
-    if (!r) return unexpected(std::move(r).error());
-    prepared.push_back(std::move(*r));
-  }
-  std::vector<std::uint64_t> ids;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return unexpected(Status(LPX_ERR_UNAVAILABLE, "the engine is shutting down"));
-    std::set<std::uint64_t> claimed;  // every session first: all or nothing
-    for (const auto& r : prepared) {
-      if (r->session == 0) continue;
-      const std::string session = std::to_string(r->session);
-      auto it = sessions_.find(r->session);
-      if (it == sessions_.end()) {
-        return unexpected(Status(LPX_ERR_NOT_FOUND, "unknown session " + session, "session"));
-      }
-      if (it->second->busy || !claimed.insert(r->session).second) {
-        return unexpected(Status(LPX_ERR_CONFLICT,
-                                 "session " + session + " already has a request running", "session"));
-      }
-    }
-    for (auto& r : prepared) {
-      if (r->session != 0) sessions_.find(r->session)->second->busy = true;
-      r->id = next_id_++;
-      ids.push_back(r->id);
-      live_[r->id] = true;
-      waiting_.push_back(std::move(r));
-    }
-  }
-  wake_.notify_all();
-  return ids;
-}
-
-Expected<std::unique_ptr<Engine::Request>> Engine::prepare(
-    const lpx_request& caller_request) {
+Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& caller_request) const {
   // lpx_request appeared in ABI 1.2 and grew in 1.3; a smaller (older) request is copied into a
   // zeroed current one, so the fields it lacks read as 0.
   constexpr std::size_t kSize_1_2 = offsetof(lpx_request, logprobs);
@@ -200,9 +160,9 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(
     for (std::size_t i = 0; i < sampling->logit_bias_count; ++i) {
       const std::int32_t token = sampling->logit_bias_tokens[i];
       const float value = sampling->logit_bias_values[i];
-      if (token < 0 || static_cast<std::uint32_t>(token) >= h_.n_vocab) {
+      if (token < 0 || static_cast<std::uint32_t>(token) >= n_vocab_) {
         return invalid_argument("logit_bias: token " + std::to_string(token) + " is not in the vocabulary (" +
-                           std::to_string(h_.n_vocab) + " tokens)",
+                           std::to_string(n_vocab_) + " tokens)",
                        "logit_bias");
       }
       if (std::isnan(value) || value == INFINITY) {
@@ -213,7 +173,7 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(
       bias.push_back({token, value});
     }
   }
-  auto links = parts_.samplers->links(sampling);
+  auto links = samplers_.links(sampling);
   if (!links) return unexpected(links.error());  // with its code and field
   std::uint64_t seed = 0;
   if (sampling != nullptr && (sampling->set & LPX_SET_SEED)) {
@@ -222,11 +182,11 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(
     seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   }
   try {
-    r->sampler = std::make_unique<SamplerChain>(std::move(*links), seed, h_.n_vocab, std::move(bias));
+    r->sampler = std::make_unique<SamplerChain>(std::move(*links), seed, n_vocab_, std::move(bias));
   } catch (const EngineError& e) {
     return invalid_argument(e.what());
   }
-  r->decoder.emplace(*parts_.tokenizer);
+  r->decoder.emplace(tokenizer_);
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
   r->top.resize(request.top_logprobs);
   r->context_end_is_length = (request.flags & LPX_REQUEST_CONTEXT_END_IS_LENGTH) != 0;
@@ -236,11 +196,11 @@ Expected<std::unique_ptr<Engine::Request>> Engine::prepare(
   r->on_done = request.on_done;
   r->session = request.session;
   r->submitted = Clock::now();
-  if (cache_->blocks_for(r->positions_needed) > cache_->shape().n_blocks) {
+  if (cache_.blocks_for(r->positions_needed) > cache_.shape().n_blocks) {
     return unexpected(Status(LPX_ERR_RESOURCE_EXHAUSTED,
                              "the request needs " + std::to_string(r->positions_needed) +
                                  " positions of KV cache; the pool holds " +
-                                 std::to_string(cache_->total_positions())));
+                                 std::to_string(cache_.total_positions())));
   }
   return r;
 }

@@ -1,35 +1,43 @@
-// The engine's private state types, shared by the files that implement it (engine.cpp: the
-// thread and lifecycle; engine_intake.cpp: requests in; engine_scheduler.cpp: admission and
-// each step's batch; engine_output.cpp: tokens and results out). Not for use outside.
+// A request as the engine carries it from intake to its result, and the KV-cache sequences and
+// sessions it runs on. Shared by the engine's three stages (request_intake: made and checked;
+// scheduler: queued, admitted, batched, released; token_output: tokens and result out).
+//
+// Threading: a Request is built by the submitting thread, then owned by the scheduler. Once
+// admitted, only the engine thread touches it, except `cancel`, which any thread may set.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "engine/engine.hpp"
+#include "engine/kv_cache.hpp"
 #include "engine/sampler_chain.hpp"
 #include "engine/stop_matcher.hpp"
+#include "lpx/engine.h"
+#include "tokenizer/tokenizer.hpp"
 
 namespace lpx::core {
 
 using Clock = std::chrono::steady_clock;
 
 // A sequence of positions in the KV cache: the tokens whose K/V it holds, in order.
-struct Engine::Sequence {
+struct Sequence {
   BlockTable blocks;
   std::vector<std::int32_t> tokens;
 };
 
-struct Engine::Session {
+// A conversation whose cached prefix outlives its requests (lpx_engine_api.session_create).
+struct Session {
   Sequence sequence;
-  bool busy = false;
+  bool busy = false;  // a request of this session is queued or running
 };
 
-struct Engine::Request {
+struct Request {
   std::uint64_t id = 0;
   std::vector<std::int32_t> prompt;
   std::uint32_t max_tokens = 0;
@@ -43,7 +51,7 @@ struct Engine::Request {
   std::uint64_t session = 0;
 
   std::unique_ptr<Sequence> own_sequence;
-  Sequence* sequence = nullptr;
+  Sequence* sequence = nullptr;   // set at admission; NULL again once finished
   std::uint32_t prompt_done = 0;  // prompt tokens whose K/V are in the cache
   std::uint32_t cached = 0;       // of those, reused from the session
   std::uint32_t generated = 0;
@@ -57,6 +65,19 @@ struct Engine::Request {
   std::string repaired;  // a piece with ill-formed UTF-8, repaired (capacity kept between tokens)
   std::string admission_error;  // set when the request can never fit; it ends at the next step
   Clock::time_point submitted, first_token, last_token;
+
+  bool decoding() const noexcept { return prompt_done == prompt.size(); }
+};
+
+// How a request ends: an lpx_finish_reason, and for LPX_FINISH_ERROR the failure.
+struct Ending {
+  std::int32_t reason = LPX_FINISH_STOP;
+  std::string error;
+  lpx_status_code code = LPX_ERR_INTERNAL;
+
+  Ending(std::int32_t r) : reason(r) {}  // NOLINT: implicit, {LPX_FINISH_EOG} reads well
+  Ending(std::int32_t r, std::string e, lpx_status_code c = LPX_ERR_INTERNAL)
+      : reason(r), error(std::move(e)), code(c) {}
 };
 
 }  // namespace lpx::core

@@ -1,36 +1,33 @@
-// Tokens and results out: each picked token checked against stop strings and limits, its
-// text decoded and repaired, its log-probabilities, streamed to the request's callback; the
-// request finished and its cache released (or kept by its session).
-#include "engine/engine_internals.hpp"
+// The engine's third stage: tokens and results out. Each picked token is checked against the
+// end of generation, stop strings and limits, its text decoded and repaired, its
+// log-probabilities computed, and streamed to the request's callback; an ending flushes the
+// text held back and reports the result.
+#include "engine/token_output.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstddef>
-#include <cstring>
-#include <random>
-#include <set>
+#include <string>
+#include <string_view>
 
-#include <boost/json.hpp>
-#include <spdlog/spdlog.h>
-
-#include "engine/engine_error.hpp"
-#include "model/model_validation.hpp"
 #include "lpx/cpp/status.hpp"
 #include "lpx/cpp/utf8.hpp"
 
 namespace lpx::core {
 
-void Engine::compute_logprobs(Request& r, std::int32_t token, const float* logits) {
+TokenOutput::TokenOutput(const Tokenizer& tokenizer, std::uint32_t context_size, std::uint32_t n_vocab)
+    : tokenizer_(tokenizer), context_size_(context_size), n_vocab_(n_vocab) {}
+
+void TokenOutput::compute_logprobs(Request& r, std::int32_t token, const float* logits) {
   // log p(i) = l(i) - log(sum_j exp(l(j))), summed from the maximum for range.
-  const std::uint32_t n = h_.n_vocab;
+  const std::uint32_t n = n_vocab_;
   float max = logits[0];
   for (std::uint32_t i = 1; i < n; ++i) max = std::max(max, logits[i]);
   double sum = 0;
   for (std::uint32_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
   const double log_z = static_cast<double>(max) + std::log(sum);
   const auto entry = [&](std::int32_t id) {
-    auto piece = parts_.tokenizer->piece(id, true);
+    auto piece = tokenizer_.piece(id, true);
     const std::string_view text = piece ? *piece : std::string_view{};
     return lpx_token_logprob{id, static_cast<float>(static_cast<double>(logits[id]) - log_z),
                              text.data(), text.size()};
@@ -53,7 +50,7 @@ void Engine::compute_logprobs(Request& r, std::int32_t token, const float* logit
   for (lpx_token_logprob& t : r.top) t = entry(t.token);
 }
 
-void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
+std::optional<Ending> TokenOutput::deliver(Request& r, std::int32_t token, const float* logits) {
   const auto now = Clock::now();
   if (r.generated == 0) r.first_token = now;
   r.last_token = now;
@@ -74,15 +71,14 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
     }
     if (r.on_token(r.user, &event) != 0) r.cancel = true;
   };
-  if (parts_.tokenizer->is_end_of_generation(token) && !r.ignore_end_of_generation) {
+  if (tokenizer_.is_end_of_generation(token) && !r.ignore_end_of_generation) {
     emit({});
-    finish(r, LPX_FINISH_EOG);
-    return;
+    return Ending{LPX_FINISH_EOG};
   }
   auto piece = r.decoder->push(token);
   if (!piece) {
-    finish(r, LPX_FINISH_ERROR, "token " + std::to_string(token) + ": " + piece.error().message);
-    return;
+    return Ending{LPX_FINISH_ERROR, "token " + std::to_string(token) + ": " + piece.error().message,
+                  piece.error().code};
   }
   std::string_view text = *piece;
   if (!utf8::is_well_formed(text)) {  // stray bytes the model chose: shown as U+FFFD
@@ -92,23 +88,21 @@ void Engine::deliver(Request& r, std::int32_t token, const float* logits) {
   }
   StopMatcher::Result out = r.stops.push(text);
   emit(out.text);
-  if (out.stopped) {
-    finish(r, LPX_FINISH_STOP);
-  } else if (r.max_tokens != 0 && r.generated >= r.max_tokens) {
-    finish(r, LPX_FINISH_LENGTH);
-  } else if (r.sequence->tokens.size() + 1 > config_.context_size && r.context_end_is_length) {
-    finish(r, LPX_FINISH_LENGTH);
-  } else if (r.sequence->tokens.size() + 1 > config_.context_size) {
-    finish(r, LPX_FINISH_ERROR,
-           "the context is full (" + std::to_string(config_.context_size) +
-               " tokens); the answer was cut off here",
-           LPX_ERR_RESOURCE_EXHAUSTED);
-  } else {
-    r.next_token = token;
+  if (out.stopped) return Ending{LPX_FINISH_STOP};
+  if (r.max_tokens != 0 && r.generated >= r.max_tokens) return Ending{LPX_FINISH_LENGTH};
+  if (r.sequence->tokens.size() + 1 > context_size_) {
+    if (r.context_end_is_length) return Ending{LPX_FINISH_LENGTH};
+    return Ending{LPX_FINISH_ERROR,
+                  "the context is full (" + std::to_string(context_size_) +
+                      " tokens); the answer was cut off here",
+                  LPX_ERR_RESOURCE_EXHAUSTED};
   }
+  r.next_token = token;
+  return std::nullopt;
 }
 
-void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_status_code code) {
+void TokenOutput::report(Request& r, const Ending& ending) const {
+  const std::int32_t reason = ending.reason;
   if (reason != LPX_FINISH_STOP && reason != LPX_FINISH_ERROR && r.decoder) {
     // Text held back for a possible stop string (or an incomplete character) is still answer.
     // An unfinished character ends as one U+FFFD.
@@ -131,13 +125,13 @@ void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_stat
   result.finish_reason = reason;
   lpx_status* status = nullptr;
   if (reason == LPX_FINISH_ERROR) {
-    status = make_status(code, error.c_str());
+    status = make_status(ending.code, ending.error.c_str());
     result.error = status;
   }
   result.prompt_tokens = static_cast<std::uint32_t>(r.prompt.size());
   result.cached_tokens = r.cached;
   result.completion_tokens = r.generated;
-  result.context_size = config_.context_size;
+  result.context_size = context_size_;
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto end = Clock::now();
   result.total_ms = ms(end - r.submitted);
@@ -150,26 +144,6 @@ void Engine::finish(Request& r, std::int32_t reason, std::string error, lpx_stat
   }
   r.on_done(r.user, &result);
   if (status != nullptr) status->release(status);
-  std::lock_guard lock(mutex_);
-  release(r);
-  live_.erase(r.id);
-  finished_.notify_all();
-}
-
-void Engine::release(Request& r) {
-  if (r.session != 0) {
-    auto it = sessions_.find(r.session);
-    if (it != sessions_.end()) {
-      Sequence& s = it->second->sequence;
-      // Keep what is cached for the next turn, but only the positions the tokens cover.
-      cache_->truncate(s.blocks, static_cast<std::uint32_t>(s.tokens.size()));
-      it->second->busy = false;
-    }
-  } else if (r.own_sequence) {
-    cache_->release(r.own_sequence->blocks);
-  }
-  r.sequence = nullptr;
-  r.decoder.reset();
 }
 
 }  // namespace lpx::core

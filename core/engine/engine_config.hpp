@@ -1,0 +1,19 @@
+// How an engine is sized: context, batch and KV-cache limits ([model] in a pipeline).
+#pragma once
+
+#include <cstdint>
+
+namespace lpx::core {
+
+struct EngineConfig {
+  std::uint32_t context_size = 0;     // positions per sequence; 0 = min(trained, 8192)
+  std::uint32_t max_sequences = 4;    // requests decoded together
+  std::uint32_t kv_cache_tokens = 0;  // positions in the shared pool; 0 = context_size
+  std::uint32_t batch_tokens = 512;   // rows per step: prefill chunks + decode tokens
+  // Prompt tokens per step while any sequence is decoding ([model] mode: "latency" = 64, so a
+  // long prompt does not stall running streams; "throughput" = batch_tokens).
+  std::uint32_t prefill_tokens_while_decoding = 64;
+  std::uint32_t block_size = 16;      // positions per KV block
+};
+
+}  // namespace lpx::core

@@ -1,0 +1,121 @@
+// The engine thread: waits for work, admits what fits, and runs steps. A step plans its batch
+// (Scheduler), runs the forward pass and picks a token per output row (on the host or the
+// device), records the positions computed, and hands each token to TokenOutput.
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <exception>
+
+namespace lpx::core {
+
+void Engine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || scheduler_->has_work(); });
+      if (stopping_) scheduler_->cancel_all();
+      // Cancelled waiting requests end in the next step; the rest are admitted while they fit.
+      scheduler_->admit_waiting();
+      if (stopping_ && scheduler_->nothing_running()) return;
+    }
+    step();
+  }
+}
+
+Engine::TokenPick Engine::token_pick() const {
+  const auto every_row = [&](auto&& ok) {
+    return std::all_of(batch_requests_.begin(), batch_requests_.end(),
+                       [&](const Request* r) { return !r->logprobs && ok(*r->sampler); });
+  };
+  if (!forward_->has_device_argmax()) return TokenPick::host;
+  if (every_row([](const SamplerChain& s) { return s.is_plain_greedy(); })) {
+    return TokenPick::device_greedy;
+  }
+  if (forward_->has_device_sampling() &&
+      every_row([](const SamplerChain& s) { return s.has_program(); })) {
+    return TokenPick::device_program;
+  }
+  return TokenPick::host;
+}
+
+void Engine::step() {
+  // Requests cancelled since the last step end before any work is done for them.
+  for (auto& owned : scheduler_->running()) {
+    if (!owned->admission_error.empty()) {
+      finish(*owned, {LPX_FINISH_ERROR, owned->admission_error, LPX_ERR_RESOURCE_EXHAUSTED});
+    } else if (owned->cancel) {
+      finish(*owned, {LPX_FINISH_CANCELLED});
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    scheduler_->drop_finished();
+  }
+  scheduler_->plan(batch_, batch_requests_);
+  if (batch_.rows() == 0) return;
+  const TokenPick pick = token_pick();
+  try {
+    if (pick == TokenPick::host) {
+      forward_->run(batch_, logits_.data());
+    } else if (pick == TokenPick::device_greedy) {
+      forward_->pick_tokens(batch_, nullptr, picked_tokens_.data());
+    } else {
+      for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
+        batch_requests_[o]->sampler->next_program(programs_[o]);
+      }
+      forward_->pick_tokens(batch_, programs_.data(), picked_tokens_.data());
+    }
+  } catch (const std::exception& e) {
+    // A kernel failed: every request in the batch ends with the error; the cache rows they
+    // wrote are discarded with them.
+    for (const BatchSequence& bs : batch_.sequences) {
+      for (auto& owned : scheduler_->running()) {
+        if (owned->sequence != nullptr && &owned->sequence->blocks == bs.blocks) {
+          finish(*owned, {LPX_FINISH_ERROR, e.what()});
+        }
+      }
+    }
+    std::lock_guard lock(mutex_);
+    scheduler_->drop_finished();
+    return;
+  }
+  // Record what the step computed, then sample where logits came out.
+  for (auto& owned : scheduler_->running()) {
+    Request& r = *owned;
+    for (const BatchSequence& bs : batch_.sequences) {
+      if (bs.blocks != &r.sequence->blocks) continue;
+      for (std::uint32_t i = 0; i < bs.n_rows; ++i) r.sequence->tokens.push_back(batch_.tokens[bs.first_row + i]);
+      if (r.prompt_done < r.prompt.size()) {
+        r.prompt_done += bs.n_rows;
+        prompt_tokens_computed_.fetch_add(bs.n_rows, std::memory_order_relaxed);
+      }
+    }
+  }
+  steps_.fetch_add(1, std::memory_order_relaxed);
+  for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
+    Request& r = *batch_requests_[o];
+    try {
+      const bool on_host = pick == TokenPick::host;
+      const float* logits = on_host ? logits_.data() + o * h_.n_vocab : nullptr;
+      const std::int32_t token = on_host ? r.sampler->sample(logits) : picked_tokens_[o];
+      r.sampler->accept(token);
+      tokens_generated_.fetch_add(1, std::memory_order_relaxed);
+      if (auto ending = output_->deliver(r, token, logits)) finish(r, *ending);
+    } catch (const std::exception& e) {
+      finish(r, {LPX_FINISH_ERROR, e.what()});
+    }
+  }
+  std::lock_guard lock(mutex_);
+  scheduler_->drop_finished();
+}
+
+void Engine::finish(Request& r, const Ending& ending) {
+  output_->report(r, ending);
+  std::lock_guard lock(mutex_);
+  scheduler_->release(r);
+  live_.erase(r.id);
+  finished_.notify_all();
+}
+
+
+}  // namespace lpx::core

@@ -1,0 +1,167 @@
+#include "engine/scheduler.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace lpx::core {
+
+Scheduler::Scheduler(KvCache& cache, const EngineConfig& config) : cache_(cache), config_(config) {
+  running_.reserve(config_.max_sequences);
+}
+
+void Scheduler::enqueue(std::unique_ptr<Request> request) { waiting_.push_back(std::move(request)); }
+
+void Scheduler::admit_waiting() {
+  while (!waiting_.empty()) {
+    Request& front = *waiting_.front();
+    if (!front.cancel && running_.size() >= config_.max_sequences) break;
+    if (!front.cancel && !admit(front)) {
+      if (!running_.empty()) break;  // blocks come back as running requests finish
+      // Nothing runs, so only idle sessions hold blocks: drop their cached prefixes.
+      evict_idle_sessions();
+      if (!admit(front)) front.admission_error = "the KV cache cannot hold this request";
+    }
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+}
+
+bool Scheduler::admit(Request& r) {
+  Sequence* sequence = nullptr;
+  if (r.session != 0) {
+    Sequence& s = sessions_.at(r.session)->sequence;
+    // Reuse the longest common prefix, but recompute at least the last prompt token: its logits
+    // are needed.
+    std::size_t common = 0;
+    const std::size_t limit = std::min(s.tokens.size(), r.prompt.size() - 1);
+    while (common < limit && s.tokens[common] == r.prompt[common]) ++common;
+    s.tokens.resize(common);
+    cache_.truncate(s.blocks, static_cast<std::uint32_t>(common));
+    sequence = &s;
+  } else {
+    r.own_sequence = std::make_unique<Sequence>();
+    r.own_sequence->blocks = BlockTable(config_.context_size, config_.block_size);
+    r.own_sequence->tokens.reserve(r.positions_needed);
+    sequence = r.own_sequence.get();
+  }
+  if (!cache_.ensure(sequence->blocks, r.positions_needed)) {
+    r.own_sequence.reset();
+    return false;
+  }
+  r.sequence = sequence;
+  r.cached = static_cast<std::uint32_t>(sequence->tokens.size());
+  r.prompt_done = r.cached;
+  return true;
+}
+
+void Scheduler::evict_idle_sessions() {
+  for (auto& [id, session] : sessions_) {
+    if (session->busy) continue;
+    session->sequence.tokens.clear();
+    cache_.release(session->sequence.blocks);
+  }
+}
+
+void Scheduler::cancel(std::uint64_t request_id) {
+  for (auto& r : waiting_) if (r->id == request_id) r->cancel = true;
+  for (auto& r : running_) if (r->id == request_id) r->cancel = true;
+}
+
+void Scheduler::cancel_session(std::uint64_t session) {
+  for (auto& r : waiting_) if (r->session == session) r->cancel = true;
+  for (auto& r : running_) if (r->session == session) r->cancel = true;
+}
+
+void Scheduler::cancel_all() {
+  for (auto& r : waiting_) r->cancel = true;
+  for (auto& r : running_) r->cancel = true;
+}
+
+void Scheduler::release(Request& r) {
+  if (r.session != 0) {
+    auto it = sessions_.find(r.session);
+    if (it != sessions_.end()) {
+      Sequence& s = it->second->sequence;
+      // Keep what is cached for the next turn, but only the positions the tokens cover.
+      cache_.truncate(s.blocks, static_cast<std::uint32_t>(s.tokens.size()));
+      it->second->busy = false;
+    }
+  } else if (r.own_sequence) {
+    cache_.release(r.own_sequence->blocks);
+  }
+  r.sequence = nullptr;
+  r.decoder.reset();
+}
+
+void Scheduler::drop_finished() {
+  std::erase_if(running_, [](const std::unique_ptr<Request>& r) { return r->sequence == nullptr; });
+}
+
+Session* Scheduler::session(std::uint64_t id) {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+void Scheduler::add_session(std::uint64_t id) {
+  auto session = std::make_unique<Session>();
+  session->sequence.blocks = BlockTable(config_.context_size, config_.block_size);
+  session->sequence.tokens.reserve(config_.context_size);
+  sessions_[id] = std::move(session);
+}
+
+void Scheduler::remove_session(std::uint64_t id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  cache_.release(it->second->sequence.blocks);
+  sessions_.erase(it);
+}
+
+std::uint32_t Scheduler::waiting_count() const noexcept {
+  return static_cast<std::uint32_t>(waiting_.size());
+}
+
+std::uint32_t Scheduler::running_count() const noexcept {
+  // Finished requests leave running_ at the end of their step; they hold nothing any more.
+  return static_cast<std::uint32_t>(std::count_if(
+      running_.begin(), running_.end(),
+      [](const std::unique_ptr<Request>& r) { return r->sequence != nullptr; }));
+}
+
+void Scheduler::plan(Batch& batch, std::vector<Request*>& output_requests) const {
+  batch.clear();
+  output_requests.clear();
+  std::uint32_t budget = config_.batch_tokens;
+  for (int pass = 0; pass < 2; ++pass) {  // 0: decoding sequences, 1: prefill chunks
+    if (pass == 1 && batch.rows() > 0) {
+      budget = std::min(budget, config_.prefill_tokens_while_decoding);
+    }
+    for (const auto& owned : running_) {
+      Request& r = *owned;
+      if (r.cancel || budget == 0 || r.sequence == nullptr) continue;
+      const bool decoding = r.decoding();
+      if (decoding != (pass == 0)) continue;
+      Sequence& s = *r.sequence;
+      const auto first_row = batch.rows();
+      const auto first_position = static_cast<std::uint32_t>(s.tokens.size());
+      std::uint32_t n = 1;
+      if (decoding) {
+        batch.tokens.push_back(r.next_token);
+        batch.positions.push_back(static_cast<std::int32_t>(first_position));
+      } else {
+        n = std::min<std::uint32_t>(budget, static_cast<std::uint32_t>(r.prompt.size()) - r.prompt_done);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          batch.tokens.push_back(r.prompt[r.prompt_done + i]);
+          batch.positions.push_back(static_cast<std::int32_t>(first_position + i));
+        }
+      }
+      budget -= n;
+      batch.sequences.push_back({&s.blocks, first_row, n});
+      if (decoding || r.prompt_done + n == r.prompt.size()) {  // the row whose logits pick a token
+        batch.output_rows.push_back(first_row + n - 1);
+        output_requests.push_back(&r);
+      }
+    }
+  }
+}
+
+}  // namespace lpx::core
