@@ -22,19 +22,6 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   if (architecture == nullptr) {
     return unsupported(file.path() + ": architecture '" + h->architecture + "' is not supported");
   }
-  auto model = architecture->describe(file, *h);
-  if (!model) return unexpected(model.error());
-  // Before anything is sized or loaded: a backend never sees a model it cannot run.
-  if (auto runs = parts.backend->check_features(model->desc()); !runs) {
-    return unexpected(runs.error().with_context(file.path()));
-  }
-  for (const lpx_tensor_view& t : file.tensors()) {
-    if (t.n_dims == 2 && !parts.backend->supports_type(t.type)) {
-      return unsupported(file.path() + ": tensor '" + t.name + "' has a type backend '" +
-                        parts.backend->name() + "' cannot multiply");
-    }
-  }
-
   if (config.context_size == 0) config.context_size = std::min<std::uint32_t>(h->n_ctx_train ? h->n_ctx_train : 8192, 8192);
   if (config.kv_cache_tokens == 0) config.kv_cache_tokens = config.context_size;
   if (config.max_sequences == 0 || config.batch_tokens == 0 || config.block_size == 0) {
@@ -49,6 +36,19 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
     spdlog::warn("context {} exceeds the {} positions the model was trained on; quality may drop",
                  config.context_size, h->n_ctx_train);
   }
+  auto model = architecture->describe(file, *h, RunShape{config.context_size});
+  if (!model) return unexpected(model.error());
+  // Before anything is sized or loaded: a backend never sees a model it cannot run.
+  if (auto runs = parts.backend->check_features(model->desc()); !runs) {
+    return unexpected(runs.error().with_context(file.path()));
+  }
+  for (const lpx_tensor_view& t : file.tensors()) {
+    if (t.n_dims == 2 && !parts.backend->supports_type(t.type)) {
+      return unsupported(file.path() + ": tensor '" + t.name + "' has a type backend '" +
+                        parts.backend->name() + "' cannot multiply");
+    }
+  }
+
   try {
     return std::unique_ptr<Engine>(
         new Engine(std::move(parts), config, std::move(*h), std::move(*model)));

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "model/builtin_chat_templates.hpp"
 #include "tokenizer/vocabulary.hpp"
 #include "util/read_file.hpp"
 
@@ -73,6 +74,15 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
     } else {
       parts.chat_template = std::move(*parsed);
       parts.chat_template_origin = inputs.file->path();
+    }
+  } else if (auto architecture = inputs.file->get_string("general.architecture")) {
+    if (auto builtin = builtin_chat_template(*architecture)) {
+      auto parsed = ChatTemplate::parse(builtin->source);
+      if (!parsed) return unexpected(parsed.error().with_context(std::string(builtin->origin)));
+      spdlog::info("{}: the model file has no chat template; chat uses {} ([model] chat_template "
+                   "overrides it)", inputs.file->path(), builtin->origin);
+      parts.chat_template = std::move(*parsed);
+      parts.chat_template_origin = std::string(builtin->origin);
     }
   }
   auto backend = Backend::adopt(std::move(inputs.backend));

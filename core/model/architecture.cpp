@@ -6,13 +6,21 @@
 namespace lpx::core {
 
 // Defined in architectures/<name>.cpp.
+extern const Architecture kGemma2Architecture;
+extern const Architecture kGemma3Architecture;
+extern const Architecture kGraniteArchitecture;
 extern const Architecture kLlamaArchitecture;
+extern const Architecture kPhi3Architecture;
 extern const Architecture kQwen2Architecture;
+extern const Architecture kQwen3Architecture;
+extern const Architecture kSmolLM3Architecture;
 
 namespace {
 
 std::vector<const Architecture*>& architectures() {
-  static std::vector<const Architecture*> list{&kLlamaArchitecture, &kQwen2Architecture};
+  static std::vector<const Architecture*> list{
+      &kGemma2Architecture, &kGemma3Architecture, &kGraniteArchitecture, &kLlamaArchitecture,
+      &kPhi3Architecture,   &kQwen2Architecture,  &kQwen3Architecture,  &kSmolLM3Architecture};
   return list;
 }
 

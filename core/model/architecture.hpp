@@ -24,6 +24,12 @@ struct ExpectedTensor {
   bool required = true;
 };
 
+// What the engine will run a model with, where a description depends on it (Phi-3's rope
+// factors depend on the context size).
+struct RunShape {
+  std::uint32_t context_size = 0;  // positions per sequence
+};
+
 struct Architecture {
   const char* name;  // general.architecture
   // Every tensor a model of this architecture may have, with its shape (model_validation.cpp
@@ -31,7 +37,8 @@ struct Architecture {
   std::vector<ExpectedTensor> (*tensors)(const Hyperparameters& h);
   // The validated file as a TransformerModel, with the architecture's own metadata read and
   // checked; errors name the key or tensor.
-  Expected<TransformerModel> (*describe)(const ModelFile& file, const Hyperparameters& h);
+  Expected<TransformerModel> (*describe)(const ModelFile& file, const Hyperparameters& h,
+                                         const RunShape& run);
 };
 
 // What every architecture's description starts from: the dimensions and norm epsilon of `h`,

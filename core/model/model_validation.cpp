@@ -38,15 +38,18 @@ Expected<bool> check_tensor(const lpx_tensor_view& view, const ExpectedTensor& e
 }  // namespace
 
 Expected<Hyperparameters> validate_model(const ModelFile& file) {
+  // An architecture this build does not know is unsupported, whatever its metadata holds.
+  auto name = file.get_string("general.architecture");
+  if (!name) return unexpected(name.error());
+  const Architecture* architecture = find_architecture(*name);
+  if (architecture == nullptr) {
+    return unsupported("architecture '" + *name + "' is not supported" +
+                       did_you_mean(*name, architecture_names()) +
+                       " (supported: " + join_or_none(architecture_names()) + ")");
+  }
   auto read = read_hyperparameters(file);
   if (!read) return unexpected(read.error());
   Hyperparameters h = *read;
-  const Architecture* architecture = find_architecture(h.architecture);
-  if (architecture == nullptr) {
-    return unsupported("architecture '" + h.architecture + "' is not supported" +
-                      did_you_mean(h.architecture, architecture_names()) +
-                      " (supported: " + join_or_none(architecture_names()) + ")");
-  }
 
   const lpx_tensor_view* embedding = file.find_tensor("token_embd.weight");
   if (embedding == nullptr) return invalid_argument(std::string("missing tensor 'token_embd.weight'"));

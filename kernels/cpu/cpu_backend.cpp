@@ -155,7 +155,12 @@ class CpuBackend final : public lpx::QuantBackend {
   }
 
   void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
-    kernels_.geglu(gate, up, out, n);
+    // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
+    if (f32_activations_) {
+      kernels_.geglu(gate, up, out, n);
+    } else {
+      reference::geglu_f16(gate, up, out, n);
+    }
   }
 
   std::uint64_t model_features() const noexcept override { return LPX_MODEL_FEATURES_2_0; }

@@ -73,7 +73,12 @@ class ScalarBackend final : public lpx::QuantBackend {
   }
 
   void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
-    reference::geglu(gate, up, out, n);
+    // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
+    if (f32_activations_) {
+      reference::geglu(gate, up, out, n);
+    } else {
+      reference::geglu_f16(gate, up, out, n);
+    }
   }
 
   // Every kernel honours every argument of ABI 2.0: the core runs any description on it.

@@ -29,6 +29,9 @@ void swiglu(const float* gate, const float* up, float* out, std::size_t n) noexc
 float gelu_tanh(float v) noexcept;
 // out[i] = gelu_tanh(gate[i]) * up[i]. out may alias gate or up.
 void geglu(const float* gate, const float* up, float* out, std::size_t n) noexcept;
+// geglu at f16 precision, as llama.cpp's CPU backend computes it (ops_geglu.cpp): what the cpu
+// backends run with q8 activations. out may alias gate or up.
+void geglu_f16(const float* gate, const float* up, float* out, std::size_t n) noexcept;
 
 // The first cache position a query row at `position` attends to: 0, or with a window the
 // oldest position inside it.

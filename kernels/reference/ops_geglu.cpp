@@ -2,8 +2,16 @@
 // f32 with the C library's tanhf: gelu(v) = 0.5 v (1 + tanh(sqrt(2/pi) v (1 + 0.044715 v^2))).
 // No approximation of tanh and no lookup table: this is the definition the other backends
 // reproduce (Gemma's feed-forward; lpx/kinds/transformer.h).
+//
+// geglu_f16 is the same function at f16 precision, as llama.cpp's CPU backend computes it (and
+// so what the cpu backends run with q8 activations, "llama.cpp's arithmetic"): the gate rounded
+// to f16, gelu of that in f32, rounded to f16 again (llama.cpp reads it from a 64K-entry table
+// of exactly those values), times up in f32; a gate <= -10 gives 0 and one >= 10 gives gate * up.
+#include <array>
 #include <cmath>
+#include <cstdint>
 
+#include "reference/half_precision.hpp"
 #include "reference/ops.hpp"
 
 namespace lpx::kernels::reference {
@@ -16,6 +24,37 @@ float gelu_tanh(float v) noexcept {
 
 void geglu(const float* gate, const float* up, float* out, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) out[i] = gelu_tanh(gate[i]) * up[i];
+}
+
+namespace {
+
+// gelu_tanh at every f16 input, rounded to f16 and widened back: 256 KiB, built on first use.
+const std::array<float, 1 << 16>& gelu_f16_table() {
+  static const std::array<float, 1 << 16> table = [] {
+    std::array<float, 1 << 16> values{};
+    for (std::uint32_t bits = 0; bits < (1u << 16); ++bits) {
+      const float x = f16_to_f32(static_cast<std::uint16_t>(bits));
+      values[bits] = f16_to_f32(f32_to_f16(gelu_tanh(x)));
+    }
+    return values;
+  }();
+  return table;
+}
+
+}  // namespace
+
+void geglu_f16(const float* gate, const float* up, float* out, std::size_t n) noexcept {
+  const std::array<float, 1 << 16>& table = gelu_f16_table();
+  for (std::size_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    if (g <= -10.0f) {
+      out[i] = 0.0f;
+    } else if (g >= 10.0f) {
+      out[i] = g * up[i];
+    } else {
+      out[i] = table[f32_to_f16(g)] * up[i];
+    }
+  }
 }
 
 }  // namespace lpx::kernels::reference

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -30,6 +31,10 @@ std::filesystem::path shared_dir() {
 std::filesystem::path smollm2_path() {
   return from_environment("LPX_TEST_MODELS_DIR", std::filesystem::path(LPX_SOURCE_DIR) / "models") /
          "SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+std::filesystem::path gemma3_path() {
+  return from_environment("LPX_TEST_MODELS_DIR", std::filesystem::path(LPX_SOURCE_DIR) / "models") /
+         "gemma-3-270m-q4_k_m.gguf";
 }
 std::filesystem::path tiny_llama_path() {
   return shared_dir() / "models" / "llama-2-tiny-random.gguf";
@@ -72,14 +77,16 @@ ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
                        const std::map<std::string, core::OptionValue>& backend_options,
                        std::uint32_t max_context) {
   constexpr std::uint32_t kBlock = 16;
-  constexpr std::uint32_t kMaxRows = 512;
+  // A whole prompt is one batch, as the peer ran it (n_batch = n_ctx).
+  const std::uint32_t kMaxRows = std::max<std::uint32_t>(512, max_context);
   auto file = core::ModelFile::open(model.string(), host.registry());
   if (!file) throw std::runtime_error(file.error().message);
   file_ = std::move(*file);
   auto h = core::validate_model(*file_);
   if (!h) throw std::runtime_error(h.error().message);
   h_ = *h;
-  auto described = core::find_architecture(h_.architecture)->describe(*file_, h_);
+  auto described =
+      core::find_architecture(h_.architecture)->describe(*file_, h_, core::RunShape{max_context});
   if (!described) throw std::runtime_error(described.error().message);
   model_ = std::move(*described);
   auto instance = core::default_instance(host.registry(), backend, backend_options);

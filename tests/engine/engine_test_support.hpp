@@ -24,6 +24,7 @@ namespace lpx::test {
 std::filesystem::path shared_dir();
 std::filesystem::path smollm2_path();     // the default model, installed by tools/setup.sh
 std::filesystem::path tiny_llama_path();  // ../shared/models/llama-2-tiny-random.gguf
+std::filesystem::path gemma3_path();      // Gemma 3 270M Q4_K_M, installed by tools/setup.sh
 
 // The plugin host of a test: registry over the build's plugin folder. Outlives its engines.
 class TestHost {

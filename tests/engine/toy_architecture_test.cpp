@@ -75,7 +75,8 @@ std::vector<core::ExpectedTensor> toy_tensors(const core::Hyperparameters&) {
 }
 
 core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
-                                              const core::Hyperparameters& h) {
+                                                    const core::Hyperparameters& h,
+                                                    const core::RunShape&) {
   auto window = file.get_uint("toy.attention.sliding_window");
   if (!window) return core::unexpected(window.error());
   core::TransformerModel model = core::start_description("toy", h);
@@ -398,7 +399,7 @@ TEST_F(ToyArchitecture, ItsDescriptionNeedsEveryFeatureOfAbi20) {
   ASSERT_TRUE(file) << file.error();
   auto h = core::validate_model(**file);
   ASSERT_TRUE(h) << h.error();
-  auto model = kToy.describe(**file, *h);
+  auto model = kToy.describe(**file, *h, core::RunShape{64});
   ASSERT_TRUE(model) << model.error();
   EXPECT_EQ(model->features(), LPX_MODEL_FEATURES_2_0)
       << "missing: " << lpx::model_feature_names(LPX_MODEL_FEATURES_2_0 & ~model->features());
@@ -481,7 +482,7 @@ TEST_F(ToyArchitecture, AMissingArchitectureKeyIsNamed) {
   ASSERT_TRUE(file) << file.error();
   auto h = core::validate_model(**file);
   ASSERT_TRUE(h) << h.error();
-  auto model = kToy.describe(**file, *h);
+  auto model = kToy.describe(**file, *h, core::RunShape{64});
   ASSERT_FALSE(model);
   EXPECT_NE(model.error().message.find("toy.attention.sliding_window"), std::string::npos) << model.error().message;
 }

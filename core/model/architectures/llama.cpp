@@ -1,21 +1,27 @@
 // llama: Llama 2/3.x, SmolLM/SmolLM2, TinyLlama, Mistral (without sliding window).
-// RMSNorm, RoPE on adjacent pairs, grouped-query attention, SwiGLU; the output head may be tied
-// to the embedding.
-#include "model/architectures/llama_family.hpp"
+// RMSNorm, RoPE on adjacent pairs (Llama 3 frequency factors from rope_freqs.weight or the
+// metadata), grouped-query attention, SwiGLU; the output head may be tied to the embedding.
+#include "model/architectures/decoder_layout.hpp"
 
 namespace lpx::core {
+namespace {
+
+constexpr DecoderLayout kLayout{.name = "llama", .rope_mode = LPX_ROPE_NORMAL};
+
+}  // namespace
 
 extern const Architecture kLlamaArchitecture;
 const Architecture kLlamaArchitecture{
     "llama",
     [](const Hyperparameters& h) {
       std::vector<ExpectedTensor> tensors;
-      add_llama_tensors(h, tensors);
+      add_decoder_tensors(h, kLayout, tensors);
       return tensors;
     },
-    [](const ModelFile& file, const Hyperparameters& h) {
-      return describe_llama_family(file, h, {.name = "llama",
-                                             .rope_mode = LPX_ROPE_NORMAL, .qkv_bias = false});
+    [](const ModelFile& file, const Hyperparameters& h, const RunShape&) -> Expected<TransformerModel> {
+      auto model = describe_decoder(file, h, kLayout);
+      if (!model) return model;
+      return finish_decoder(file, std::move(*model));
     }};
 
 }  // namespace lpx::core

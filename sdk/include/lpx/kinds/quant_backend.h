@@ -163,7 +163,10 @@ typedef struct lpx_quant_backend_api {
   lpx_status* (*swiglu)(lpx_instance* instance, const float* gate, const float* up, float* out,
                         size_t n);
   /* Required. out[i] = gelu(gate[i]) * up[i], gelu the tanh approximation of
-   * lpx/kinds/transformer.h. out may alias gate. */
+   * lpx/kinds/transformer.h, in f32 or, where the backend reproduces llama.cpp's arithmetic
+   * (the cpu backends with q8 activations), at its f16 precision: the gate and gelu each
+   * rounded to f16, 0 for a gate <= -10 and the gate itself for one >= 10. out may alias
+   * gate. */
   lpx_status* (*geglu)(lpx_instance* instance, const float* gate, const float* up, float* out,
                        size_t n);
   /* Required. Causal attention of one sequence's query rows over its paged KV cache. */

@@ -1,0 +1,34 @@
+// What Gemma 2 and Gemma 3 share beyond the decoder layout: embeddings scaled by sqrt(n_embd),
+// GeGLU, norms before and after attention and feed-forward (their weights stored as the final
+// multipliers: the converter bakes Gemma's "1 + w" in), sliding-window (local) layers
+// interleaved with global ones, each kind with its own rope base, and the 27B models' query
+// scale.
+#pragma once
+
+#include <cstdint>
+
+#include "model/architectures/decoder_layout.hpp"
+
+namespace lpx::core {
+
+struct GemmaVariant {
+  DecoderLayout layout;
+  // {arch}.attention.sliding_window when absent (0: no local layers) and
+  // {arch}.attention.sliding_window_pattern when absent: layer l is local unless
+  // l % pattern == pattern - 1.
+  std::uint32_t default_window = 0;
+  std::uint32_t default_pattern = 0;
+  bool local_base_is_global = false;  // {arch}.rope.freq_base_swa absent: the global base (Gemma 2),
+                                      // else 10000 (Gemma 3)
+  double default_attention_softcap = 0;  // {arch}.attn_logit_softcapping when absent
+  double default_final_softcap = 0;      // {arch}.final_logit_softcapping when absent
+  // The block count of the variant's 27B model, whose queries are scaled by
+  // 1/sqrt(n_embd / n_head) instead of 1/sqrt(head_dim) (its query_pre_attn_scalar; the file
+  // has no key for it).
+  std::uint32_t n_layer_27b = 0;
+};
+
+Expected<TransformerModel> describe_gemma(const ModelFile& file, const Hyperparameters& h,
+                                          const GemmaVariant& variant);
+
+}  // namespace lpx::core

@@ -1,0 +1,26 @@
+// qwen3: Qwen3 dense (0.6B to 32B). The qwen2 layout without the q/k/v biases, with per-head
+// RMS norms on q and k before the rope.
+#include "model/architectures/decoder_layout.hpp"
+
+namespace lpx::core {
+namespace {
+
+constexpr DecoderLayout kLayout{.name = "qwen3", .rope_mode = LPX_ROPE_NEOX, .qk_norm = true};
+
+}  // namespace
+
+extern const Architecture kQwen3Architecture;
+const Architecture kQwen3Architecture{
+    "qwen3",
+    [](const Hyperparameters& h) {
+      std::vector<ExpectedTensor> tensors;
+      add_decoder_tensors(h, kLayout, tensors);
+      return tensors;
+    },
+    [](const ModelFile& file, const Hyperparameters& h, const RunShape&) -> Expected<TransformerModel> {
+      auto model = describe_decoder(file, h, kLayout);
+      if (!model) return model;
+      return finish_decoder(file, std::move(*model));
+    }};
+
+}  // namespace lpx::core
