@@ -5,8 +5,9 @@
 //
 // geglu_f16 is the same function at f16 precision, as llama.cpp's CPU backend computes it (and
 // so what the cpu backends run with q8 activations, "llama.cpp's arithmetic"): the gate rounded
-// to f16, gelu of that in f32, rounded to f16 again (llama.cpp reads it from a 64K-entry table
-// of exactly those values), times up in f32; a gate <= -10 gives 0 and one >= 10 gives gate * up.
+// to f16, gelu of that in f32 (the inner term fused, as its build computes it), rounded to f16
+// again (llama.cpp reads it from a 64K-entry table of exactly those values), times up in f32; a
+// gate <= -10 gives 0 and one >= 10 gives gate * up.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -28,13 +29,23 @@ void geglu(const float* gate, const float* up, float* out, std::size_t n) noexce
 
 namespace {
 
-// gelu_tanh at every f16 input, rounded to f16 and widened back: 256 KiB, built on first use.
+// gelu_tanh as llama.cpp's x86 builds evaluate it for their table: GCC contracts the inner
+// 1 + 0.044715 x^2 into one fused multiply-add (and nothing else). Unfused, one f16 input of the
+// 65536 (-1.9990234375, 0xBFFF, whose gelu lies on an f16 rounding midpoint) rounds the other
+// way, and that single entry moves Gemma 3's logits by ~0.1 once a gate hits it.
+float gelu_tanh_as_llama_cpp_table(float v) noexcept {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  constexpr float kCubic = 0.044715f;
+  return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * v * std::fma(kCubic * v, v, 1.0f)));
+}
+
+// gelu at every f16 input, rounded to f16 and widened back: 256 KiB, built on first use.
 const std::array<float, 1 << 16>& gelu_f16_table() {
   static const std::array<float, 1 << 16> table = [] {
     std::array<float, 1 << 16> values{};
     for (std::uint32_t bits = 0; bits < (1u << 16); ++bits) {
       const float x = f16_to_f32(static_cast<std::uint16_t>(bits));
-      values[bits] = f16_to_f32(f32_to_f16(gelu_tanh(x)));
+      values[bits] = f16_to_f32(f32_to_f16(gelu_tanh_as_llama_cpp_table(x)));
     }
     return values;
   }();

@@ -75,6 +75,19 @@ TEST(CliInspect, AnInconsistentModelExitsOne) {
                        "llama.attention.head_count_kv 3\n");
 }
 
+// A well-formed file of an architecture this build does not run is summarised, exit 0, with
+// the reason; only malformed files are errors.
+TEST(CliInspect, AWellFormedFileOfAnUnsupportedArchitectureIsSummarised) {
+  const std::string falcon = std::string(LPX_SOURCE_DIR) + "/../shared/vocab/ggml-vocab-falcon.gguf";
+  CommandResult r = run_lpx({"inspect", falcon});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("architecture:   falcon"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("65024 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("runs here:      no: architecture 'falcon' is not supported (supported: "),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliInspect, MissingFilesAndUsageErrors) {
   TempDir dir;
   const std::string absent = (dir / "absent.gguf").string();

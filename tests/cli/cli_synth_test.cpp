@@ -57,7 +57,9 @@ TEST(CliSynth, ShapesHaveThePublishedParameterCounts) {
   const std::pair<const char*, double> published[] = {
       {"smollm2-135m", 134.5e6}, {"smollm2-360m", 361.8e6}, {"smollm2-1.7b", 1711.4e6},
       {"qwen2.5-0.5b", 494.0e6}, {"qwen2.5-1.5b", 1543.7e6}, {"llama-3.2-1b", 1235.8e6},
-      {"llama-3.2-3b", 3212.7e6}};
+      {"llama-3.2-3b", 3212.7e6}, {"gemma3-270m", 268.1e6},   {"gemma3-1b", 999.9e6},
+      {"gemma2-2b", 2614.3e6},    {"qwen3-0.6b", 596.0e6},    {"qwen3-1.7b", 1720.6e6},
+      {"phi3-mini", 3821.1e6},    {"smollm3-3b", 3075.1e6},   {"granite-3.3-2b", 2533.5e6}};
   for (const auto& [name, count] : published) {
     const core::synth::ModelShape* shape = core::synth::find_model_shape(name);
     ASSERT_NE(shape, nullptr) << name;
@@ -95,6 +97,26 @@ TEST(CliSynth, TheOutputHeadIsTypedAsLlamaQuantizeTypesIt) {
                              "--temperature", "0", "--ids"});
   ASSERT_EQ(g.exit_code, 0) << g.err;
   EXPECT_EQ(std::count(g.out.begin(), g.out.end(), ','), 3) << g.out;
+}
+
+// Every family's shape, cut to a few layers (--layers), is a file the engine validates and runs:
+// its tensors are the ones the architecture reads (fused, q/k norms, post norms, LongRoPE factors,
+// a separate head) and its metadata is read back (gemma3: window and local rope base).
+TEST(CliSynth, EveryFamilyShapeCutToFewLayersRuns) {
+  TempDir dir;
+  for (const char* like : {"gemma3-270m", "gemma2-2b", "qwen3-0.6b", "phi3-mini", "smollm3-3b",
+                           "granite-3.3-2b"}) {
+    const std::string path = (dir / (std::string(like) + ".gguf")).string();
+    CommandResult r = run_lpx({"synth", "--like", like, "--type", "Q4_0", "--layers", "2", "-o", path});
+    ASSERT_EQ(r.exit_code, 0) << like << ": " << r.err << r.out;
+    EXPECT_TRUE(contains(r.out, ", 2 layers, ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "runs here:      yes")) << r.out;
+    CommandResult g = run_lpx({"generate", "--model", path, "--prompt", "Hello", "--max-tokens",
+                               "3", "--temperature", "0", "--ids", "--context", "64"});
+    ASSERT_EQ(g.exit_code, 0) << like << ": " << g.err;
+    EXPECT_EQ(std::count(g.out.begin(), g.out.end(), ','), 2) << like << ": " << g.out;
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(CliSynth, UnknownNamesAndTypesAreUsageErrors) {

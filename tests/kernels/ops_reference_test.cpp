@@ -271,5 +271,31 @@ TEST(OpsReference, GegluIsGeluTanhTimesUp) {
   EXPECT_NEAR(out[0], 0.0f, 1e-6f);        // and -> 0 for very negative v
 }
 
+TEST(OpsReference, GegluF16RoundsLikeLlamaCpp) {
+  // Gate and gelu rounded to f16, clamped outside (-10, 10); gelu within 1 f16 ulp of exact.
+  const std::vector<float> gate = {-12.0f, -10.0f, -1.0f, 0.0f, 0.3f, 2.5f, 10.0f, 11.0f};
+  const std::vector<float> up = {3.0f, 1.0f, 2.0f, 5.0f, -1.0f, 1.0f, 0.5f, 2.0f};
+  std::vector<float> out(gate.size());
+  geglu_f16(gate.data(), up.data(), out.data(), gate.size());
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[3], 0.0f);
+  EXPECT_EQ(out[6], 5.0f);   // the gate itself times up
+  EXPECT_EQ(out[7], 22.0f);
+  for (std::size_t i : {2u, 4u, 5u}) {
+    const float exact = gelu_tanh(gate[i]);
+    EXPECT_EQ(out[i], f16_to_f32(f32_to_f16(out[i] / up[i])) * up[i]) << "an f16 value times up";
+    EXPECT_NEAR(out[i] / up[i], exact, std::abs(exact) / 1024.0f) << gate[i];
+  }
+  // llama.cpp's table is built with the inner 1 + 0.044715 x^2 fused (GCC's contraction under
+  // -mfma); gelu(-1.9990234375) lies on an f16 rounding midpoint, and that build rounds it to
+  // 0xA9D3. An unfused evaluation gives 0xA9D2 and moves Gemma 3's logits by ~0.1.
+  const float midpoint = f16_to_f32(0xBFFF);
+  const float one = 1.0f;
+  float result = 0.0f;
+  geglu_f16(&midpoint, &one, &result, 1);
+  EXPECT_EQ(f32_to_f16(result), 0xA9D3u);
+}
+
 }  // namespace
 }  // namespace lpx::kernels::reference

@@ -66,7 +66,7 @@ TEST_F(ModelValidation, AcceptsATiedOutputAndQwen2Biases) {
 TEST_F(ModelValidation, RefusesUnknownArchitectures) {
   test::TinyLlama model;
   model.architecture = "lama";
-  expect_error(model, "architecture 'lama' is not supported (did you mean 'llama'?) (supported: llama, qwen2)",
+  expect_error(model, "architecture 'lama' is not supported (did you mean 'llama'?) (supported: gemma2, gemma3, granite, llama, phi3, qwen2, qwen3, smollm3)",
                nullptr, LPX_ERR_UNSUPPORTED);
 }
 

@@ -5,13 +5,14 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "synth/model_shapes.hpp"
 #include "synth/synthetic_model.hpp"
 
 namespace lpx::cli {
 
 int synth_command(const SynthArguments& a) {
-  const core::synth::ModelShape* shape = core::synth::find_model_shape(a.like);
-  if (shape == nullptr) {
+  const core::synth::ModelShape* known = core::synth::find_model_shape(a.like);
+  if (known == nullptr) {
     std::cerr << "error: --like '" << a.like << "' is not a known model (known: "
               << core::synth::model_shape_names() << ")\n";
     return kExitUsageError;
@@ -22,12 +23,15 @@ int synth_command(const SynthArguments& a) {
               << core::synth::synth_type_names() << ")\n";
     return kExitUsageError;
   }
-  auto written = core::synth::write_synthetic_model(*shape, *type, a.seed, a.output);
+  core::synth::ModelShape shape = *known;
+  if (a.layers != 0) shape.n_layer = a.layers;  // a cheaper model of the same layer shape
+  auto written = core::synth::write_synthetic_model(shape, *type, a.seed, a.output);
   if (!written) {
     std::cerr << "error: " << written.error() << "\n";
     return kExitRuntimeError;
   }
-  std::cout << "wrote " << a.output << ": synthetic " << shape->name << " (" << shape->architecture << ", "
+  std::cout << "wrote " << a.output << ": synthetic " << shape.name << " (" << shape.architecture
+            << ", " << shape.n_layer << " layers, "
             << written->parameters / 1'000'000 << "M parameters), " << a.type << ", "
             << written->bytes / (1 << 20) << " MiB\n";
   if (!written->notes.empty()) std::cout << "note: " << written->notes << "\n";
@@ -38,13 +42,13 @@ Command add_synth_command(CLI::App& parent) {
   auto synth = std::make_shared<SynthArguments>();
   CLI::App* synth_app = parent.add_subcommand(
       "synth", "Write a GGUF with a named model's shapes and random weights (for benchmarks)");
-  synth_app->add_option("--like", synth->like,
-                        "smollm2-135m, smollm2-360m, smollm2-1.7b, qwen2.5-0.5b, qwen2.5-1.5b, "
-                        "llama-3.2-1b or llama-3.2-3b")
-      ->required();
+  synth_app->add_option("--like", synth->like, core::synth::model_shape_names())->required();
   synth_app->add_option("--type", synth->type, "F16, BF16, Q8_0, Q4_0, Q4_1 or Q4_K")->required();
   synth_app->add_option("-o,--output", synth->output, "GGUF file to write")->required();
   synth_app->add_option("--seed", synth->seed, "Seed of the random weights")->capture_default_str();
+  synth_app->add_option("--layers", synth->layers,
+                        "Layers to write (default: the model's): a smaller model of the same shape")
+      ->check(CLI::Range(1u, 1024u));
   return {synth_app, [synth] {
     return synth_command(*synth);
   }};

@@ -113,6 +113,7 @@ struct SynthArguments {
   std::string type;    // F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K
   std::string output;
   std::uint64_t seed = 1;
+  std::uint32_t layers = 0;  // 0: the model's; else fewer (or more) layers of the same shape
 };
 // Writes a synthetic GGUF shaped like a named model, then inspects it.
 int synth_command(const SynthArguments& arguments);

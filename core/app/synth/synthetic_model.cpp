@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -86,6 +87,25 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
   w.add_u32(a + ".attention.head_count", s.n_head);
   w.add_u32(a + ".attention.head_count_kv", s.n_head_kv);
   w.add_u32(a + ".rope.dimension_count", s.head_dim());
+  const FamilyTraits& f = s.family;
+  if (f.head_dim != 0) {
+    w.add_u32(a + ".attention.key_length", f.head_dim);
+    w.add_u32(a + ".attention.value_length", f.head_dim);
+  }
+  if (f.sliding_window != 0) w.add_u32(a + ".attention.sliding_window", f.sliding_window);
+  if (f.rope_base_local != 0) w.add_f32(a + ".rope.freq_base_swa", f.rope_base_local);
+  if (f.attention_softcap != 0) w.add_f32(a + ".attn_logit_softcapping", f.attention_softcap);
+  if (f.final_softcap != 0) w.add_f32(a + ".final_logit_softcapping", f.final_softcap);
+  if (f.longrope_original != 0) {  // Phi-3.5's LongRoPE: its attention factor for s = ctx / original
+    const double s_ratio = static_cast<double>(s.n_ctx) / f.longrope_original;
+    w.add_u32(a + ".rope.scaling.original_context_length", f.longrope_original);
+    w.add_f32(a + ".rope.scaling.attn_factor",
+              static_cast<float>(std::sqrt(1.0 + std::log(s_ratio) / std::log(static_cast<double>(f.longrope_original)))));
+  }
+  if (f.logit_scale != 0) w.add_f32(a + ".logit_scale", f.logit_scale);
+  if (f.residual_scale != 0) w.add_f32(a + ".residual_scale", f.residual_scale);
+  if (f.embedding_scale != 0) w.add_f32(a + ".embedding_scale", f.embedding_scale);
+  if (f.attention_scale != 0) w.add_f32(a + ".attention.scale", f.attention_scale);
   w.add_f32(a + ".rope.freq_base", s.rope_base);
   w.add_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
   w.add_u32(a + ".vocab_size", s.n_vocab);
@@ -132,24 +152,55 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
   };
 
   const std::uint64_t hd = s.head_dim();
-  matrix("token_embd.weight", s.n_embd, s.n_vocab, /*head=*/true);  // tied: also the output head
+  // Tied unless the family has its own head; the embedding is then typed as an ordinary matrix.
+  matrix("token_embd.weight", s.n_embd, s.n_vocab, /*head=*/!f.separate_output);
   vector("output_norm.weight", s.n_embd, 1.0f);
+  if (f.separate_output) matrix("output.weight", s.n_embd, s.n_vocab, /*head=*/true);
+  if (f.longrope_original != 0) {  // divisors per rotated dim pair, growing like Phi-3.5's
+    const std::uint64_t pairs = hd / 2;
+    const auto factors = [pairs](std::string name, float step) {
+      return std::make_pair(std::move(name), [pairs, step](std::uint64_t, std::uint64_t, std::uint8_t* out) {
+        for (std::uint64_t i = 0; i < pairs; ++i) {
+          const float v = 1.0f + step * static_cast<float>(i);
+          std::memcpy(out + i * 4, &v, 4);
+        }
+      });
+    };
+    for (auto [name, fill] : {factors("rope_factors_long.weight", 1.3f),
+                              factors("rope_factors_short.weight", 0.04f)}) {
+      w.add_tensor(name, 0, {pairs}, pairs * 4, fill);
+    }
+  }
   for (std::uint32_t l = 0; l < s.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     vector(b + "attn_norm.weight", s.n_embd, 1.0f);
-    matrix(b + "attn_q.weight", s.n_embd, hd * s.n_head);
-    matrix(b + "attn_k.weight", s.n_embd, hd * s.n_head_kv);
-    matrix(b + "attn_v.weight", s.n_embd, hd * s.n_head_kv);
+    if (f.fused) {
+      matrix(b + "attn_qkv.weight", s.n_embd, hd * (s.n_head + 2 * s.n_head_kv));
+    } else {
+      matrix(b + "attn_q.weight", s.n_embd, hd * s.n_head);
+      matrix(b + "attn_k.weight", s.n_embd, hd * s.n_head_kv);
+      matrix(b + "attn_v.weight", s.n_embd, hd * s.n_head_kv);
+    }
     if (s.attention_bias) {
       vector(b + "attn_q.bias", hd * s.n_head, 0.0f);
       vector(b + "attn_k.bias", hd * s.n_head_kv, 0.0f);
       vector(b + "attn_v.bias", hd * s.n_head_kv, 0.0f);
     }
+    if (f.qk_norm) {
+      vector(b + "attn_q_norm.weight", hd, 1.0f);
+      vector(b + "attn_k_norm.weight", hd, 1.0f);
+    }
     matrix(b + "attn_output.weight", hd * s.n_head, s.n_embd);
+    if (f.post_norms) vector(b + "post_attention_norm.weight", s.n_embd, 1.0f);
     vector(b + "ffn_norm.weight", s.n_embd, 1.0f);
-    matrix(b + "ffn_gate.weight", s.n_embd, s.n_ff);
-    matrix(b + "ffn_up.weight", s.n_embd, s.n_ff);
+    if (f.fused) {
+      matrix(b + "ffn_up.weight", s.n_embd, 2 * std::uint64_t{s.n_ff});  // gate | up
+    } else {
+      matrix(b + "ffn_gate.weight", s.n_embd, s.n_ff);
+      matrix(b + "ffn_up.weight", s.n_embd, s.n_ff);
+    }
     matrix(b + "ffn_down.weight", s.n_ff, s.n_embd);
+    if (f.post_norms) vector(b + "post_ffw_norm.weight", s.n_embd, 1.0f);
   }
   if (fallbacks > 0) {
     result.notes = std::to_string(fallbacks) + " matrices with rows not a multiple of 256 are Q5_0 (as llama.cpp does)";
