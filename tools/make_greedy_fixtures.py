@@ -44,7 +44,13 @@ Run (from the repository root; OMP_WAIT_POLICY=PASSIVE only makes it faster on a
 models/gemma-3-270m-q4_k_m.gguf (tools/setup.sh fetches it).
 
 How each prompt is run, exactly:
-  * model loaded with llama.cpp's default model parameters (mmap, CPU only);
+  * model loaded with llama.cpp's default model parameters (mmap, CPU only) except
+    use_extra_bufts = false, and GGML_CPU_TILED_MM=0 in the environment (this script sets it):
+    every matmul then takes ggml's plain vec_dot / tinyBLAS path, the arithmetic LPX's q8
+    activations reproduce. By default ggml 0.25.3 on AVX2 repacks Q4_K weights into 8x8
+    interleaved blocks and multiplies K-quants with 8+ activation rows in a tiled kernel; both
+    sum in other orders (their logits differ from the plain path's by ~0.1 on Gemma 3 270M);
+    Q4_1 and Q8_0 (the SmolLM2 and tiny-llama fixtures) are not affected;
   * a fresh context per prompt: n_ctx 512, n_batch 512, n_ubatch 512 (gemma3-270m-q4_k_m-long:
     1024, 1024, 1024, so that its 667-token prompt is still one batch and the 512-token sliding
     window really cuts), one sequence, f16 K and V cache, swa_full (llama.cpp's default: the
@@ -82,6 +88,7 @@ import argparse
 import ctypes
 import hashlib
 import json
+import os
 import platform
 import sys
 from pathlib import Path
@@ -89,6 +96,8 @@ from pathlib import Path
 import numpy as np
 
 try:
+    # ggml reads this once, at its first matmul: no tiled K-quant kernel (see the docstring).
+    os.environ["GGML_CPU_TILED_MM"] = "0"
     import llama_cpp as L
 except ImportError:  # pragma: no cover - the peer is not installed
     sys.exit("llama_cpp not importable: run this with the peer venv's python (see the docstring)")
@@ -336,10 +345,12 @@ def f32(x) -> float:
 
 
 def load_model(path: Path, override: dict | None = None):
-    """CPU only, llama.cpp's default model parameters; override: {"key", "value"} replaces one
-    integer metadata value (llama.cpp's kv override)."""
+    """CPU only, llama.cpp's default model parameters but no weight repacking
+    (use_extra_bufts = false); override: {"key", "value"} replaces one integer metadata value
+    (llama.cpp's kv override)."""
     mparams = L.llama_model_default_params()
     mparams.n_gpu_layers = 0
+    mparams.use_extra_bufts = False
     if override is not None:
         kvo = (L.llama_model_kv_override * 2)()  # the second, zeroed entry ends the list
         kvo[0].tag = L.LLAMA_KV_OVERRIDE_TYPE_INT
@@ -571,6 +582,8 @@ def make_fixture(spec: dict) -> dict:
                 "llama_cpp_python_version": L.__version__,
                 "llama_cpp_commit": LLAMA_CPP_COMMIT,
                 "cmake_args": CMAKE_ARGS,
+                "kernels": "use_extra_bufts=false (no weight repacking), GGML_CPU_TILED_MM=0 "
+                           "(no tiled K-quant matmul): ggml's plain vec_dot / tinyBLAS path",
                 "isa": ISA,
                 "system_info": L.llama_print_system_info().decode().strip(),
                 "cpu": cpu_model(),

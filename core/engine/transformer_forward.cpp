@@ -47,6 +47,7 @@ TransformerForward::TransformerForward(const TransformerModel& model, Backend& b
                                        KvCache& cache, std::uint32_t max_rows,
                                        std::uint32_t max_context)
     : d_(model.desc()),
+      scales_queries_(model.scales_queries()),
       backend_(backend),
       cache_(cache),
       max_rows_(max_rows),
@@ -145,6 +146,10 @@ void TransformerForward::attention_block(const Batch& batch, const lpx_transform
     backend_.rope(k_.data(), rows, d_.n_head_kv, d_.head_dim, batch.positions.data(),
                   *layer.rope);
   }
+  if (scales_queries_) {
+    float* q = q_.data();
+    for (std::size_t i = 0, n = std::size_t{rows} * q_width_; i < n; ++i) q[i] *= d_.attention_scale;
+  }
 
   for (const BatchSequence& sequence : batch.sequences) {
     for (std::uint32_t r = sequence.first_row; r < sequence.first_row + sequence.n_rows; ++r) {
@@ -160,7 +165,7 @@ void TransformerForward::attention_block(const Batch& batch, const lpx_transform
     args.n_heads = d_.n_head;
     args.n_kv_heads = d_.n_head_kv;
     args.head_dim = d_.head_dim;
-    args.scale = d_.attention_scale;
+    args.scale = scales_queries_ ? 1.0f : d_.attention_scale;
     args.k_cache = cache_.k_pool(index);
     args.v_cache = cache_.v_pool(index);
     args.block_table = sequence.blocks->data();

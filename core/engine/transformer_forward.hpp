@@ -41,6 +41,7 @@ class TransformerForward final : public ForwardPass {
   void add_residual(std::uint32_t rows, const lpx_tensor_view* post_norm);
 
   const lpx_transformer_desc& d_;
+  bool scales_queries_;  // TransformerModel::scales_queries
   Backend& backend_;
   KvCache& cache_;
   std::uint32_t max_rows_;

@@ -35,6 +35,13 @@ class TransformerModel {
   Expected<bool> finish();
 
   const lpx_transformer_desc& desc() const noexcept { return desc_; }
+
+  // Where the model multiplies its (roped) queries by attention_scale before attention rather
+  // than its scores after q.k (Gemma, Phi-3 as llama.cpp builds them): the same math, but q is
+  // rounded to f16 after the scale, so a host reproducing llama.cpp's rounding must follow it.
+  // Not part of the description: a backend given the whole model may scale either way.
+  bool scales_queries() const noexcept { return scales_queries_; }
+  void set_scales_queries(bool value) noexcept { scales_queries_ = value; }
   const lpx_transformer_layer& layer(std::uint32_t i) const noexcept { return layers_[i]; }
   std::uint64_t features() const noexcept { return desc_.features; }
 
@@ -43,6 +50,7 @@ class TransformerModel {
   std::vector<lpx_transformer_layer> layers_;
   std::deque<std::vector<float>> kept_;
   std::deque<lpx_rope_params> ropes_;
+  bool scales_queries_ = false;
 };
 
 // A new layer with its struct size set and no rope.

@@ -43,7 +43,7 @@ const std::vector<ModelShape>& model_shapes() {
            {.head_dim = 128, .qk_norm = true}),
       with({"qwen3-1.7b", "qwen3", 2048, 28, 16, 8, 6144, 151936, 40960, 1000000, 1e-6f, false, false, "qwen2", V::kChatMl},
            {.head_dim = 128, .qk_norm = true}),
-      with({"phi3-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000, 1e-5f, false, false, "default", V::kChatMl},
+      with({"phi3-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072, 10000, 1e-5f, false, false, "default", V::kPhi3},
            {.fused = true, .separate_output = true, .longrope_original = 4096}),
       with({"smollm3-3b", "smollm3", 2048, 36, 16, 4, 11008, 128256, 65536, 5000000, 1e-6f, false, false, "llama-bpe", V::kLlama3},
            {}),

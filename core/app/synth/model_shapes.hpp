@@ -9,7 +9,7 @@
 
 namespace lpx::core::synth {
 
-enum class VocabularyStyle { kChatMl, kLlama3 };
+enum class VocabularyStyle { kChatMl, kLlama3, kPhi3 };
 
 // What a family adds to the llama layout (all off for llama and qwen2), as the model file says.
 struct FamilyTraits {

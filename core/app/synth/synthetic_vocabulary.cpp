@@ -22,6 +22,9 @@ const char* kChatMlTemplate =
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
     "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
     "{% endif %}";
+const char* kPhi3Template =
+    "{% for message in messages %}{{ '<|' + message['role'] + '|>\\n' + message['content'] + "
+    "'<|end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}";
 const char* kLlama3Template =
     "{{ bos_token }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
     "'<|end_header_id|>\\n\\n' + message['content'] + '<|eot_id|>' }}{% endfor %}"
@@ -31,10 +34,14 @@ const char* kLlama3Template =
 
 SyntheticVocabulary make_vocabulary(const ModelShape& shape) {
   SyntheticVocabulary v;
+  // Phi-3's include the four llama.cpp looks up by text in any model named like Phi-3.
   const std::vector<std::string> specials =
       shape.vocabulary == VocabularyStyle::kLlama3
           ? std::vector<std::string>{"<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>",
                                      "<|end_header_id|>", "<|eot_id|>"}
+      : shape.vocabulary == VocabularyStyle::kPhi3
+          ? std::vector<std::string>{"<s>", "</s>", "<unk>", "<|endoftext|>", "<|user|>",
+                                     "<|assistant|>", "<|end|>"}
           : std::vector<std::string>{"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   v.tokens = byte_alphabet();
   std::unordered_set<std::string> known(v.tokens.begin(), v.tokens.end());
@@ -66,6 +73,10 @@ SyntheticVocabulary make_vocabulary(const ModelShape& shape) {
     v.bos = id_of(0);
     v.eos = id_of(4);  // <|eot_id|> ends an assistant turn
     v.chat_template = kLlama3Template;
+  } else if (shape.vocabulary == VocabularyStyle::kPhi3) {
+    v.bos = id_of(0);  // <s>
+    v.eos = id_of(6);  // <|end|> ends a turn
+    v.chat_template = kPhi3Template;
   } else {
     v.bos = id_of(0);
     v.eos = id_of(2);  // <|im_end|>

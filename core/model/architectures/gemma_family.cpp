@@ -39,6 +39,7 @@ Expected<TransformerModel> describe_gemma(const ModelFile& file, const Hyperpara
     d.attention_scale = 1.0f / std::sqrt(static_cast<float>(h.n_embd / h.n_head));
   }
   d.attention_softcap = static_cast<float>(*attention_softcap);
+  model->set_scales_queries(true);  // Gemma's reference scales q (query_pre_attn_scalar)
   d.final_softcap = static_cast<float>(*final_softcap);
 
   if (window > 0) {

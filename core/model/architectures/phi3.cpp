@@ -37,6 +37,7 @@ Expected<TransformerModel> describe_phi3(const ModelFile& file, const Hyperparam
     rope.freq_factors = model->keep(std::vector<float>(data, data + h.n_rot / 2));
   }
   const lpx_rope_params* every_layer = model->keep(rope);
+  model->set_scales_queries(true);
   for (lpx_transformer_layer& l : model->layers()) l.rope = every_layer;
   return finish_decoder(file, std::move(*model));
 }
