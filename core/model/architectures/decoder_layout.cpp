@@ -54,6 +54,12 @@ void add_decoder_tensors(const Hyperparameters& h, const DecoderLayout& layout,
   }
 }
 
+std::vector<ExpectedTensor> decoder_tensors(const Hyperparameters& h, const DecoderLayout& layout) {
+  std::vector<ExpectedTensor> tensors;
+  add_decoder_tensors(h, layout, tensors);
+  return tensors;
+}
+
 Expected<TransformerModel> describe_decoder(const ModelFile& file, const Hyperparameters& h,
                                             const DecoderLayout& layout) {
   if (h.head_dim_v != h.head_dim) {
@@ -137,6 +143,13 @@ Expected<TransformerModel> describe_decoder(const ModelFile& file, const Hyperpa
 Expected<TransformerModel> finish_decoder(const ModelFile& file, TransformerModel model) {
   if (auto ok = model.finish(); !ok) return unexpected(std::move(ok).error().with_context(file.path()));
   return model;
+}
+
+Expected<TransformerModel> describe_plain_decoder(const ModelFile& file, const Hyperparameters& h,
+                                                  const DecoderLayout& layout) {
+  auto model = describe_decoder(file, h, layout);
+  if (!model) return model;
+  return finish_decoder(file, std::move(*model));
 }
 
 }  // namespace lpx::core

@@ -28,6 +28,7 @@ struct DecoderLayout {
 // Every tensor a model of `layout` may have, with its shape.
 void add_decoder_tensors(const Hyperparameters& h, const DecoderLayout& layout,
                          std::vector<ExpectedTensor>& out);
+std::vector<ExpectedTensor> decoder_tensors(const Hyperparameters& h, const DecoderLayout& layout);
 
 // The description of `file` as `layout` reads it: every layer's tensors, and one rope for every
 // layer (rope.freq_base, linear scaling, Llama 3 factors where the layout has them). Not yet
@@ -38,5 +39,9 @@ Expected<TransformerModel> describe_decoder(const ModelFile& file, const Hyperpa
 
 // TransformerModel::finish, its errors prefixed with the file.
 Expected<TransformerModel> finish_decoder(const ModelFile& file, TransformerModel model);
+
+// describe_decoder then finish_decoder: an architecture that is its layout and nothing more.
+Expected<TransformerModel> describe_plain_decoder(const ModelFile& file, const Hyperparameters& h,
+                                                  const DecoderLayout& layout);
 
 }  // namespace lpx::core

@@ -21,11 +21,7 @@ constexpr GemmaVariant kGemma2{
 extern const Architecture kGemma2Architecture;
 const Architecture kGemma2Architecture{
     "gemma2",
-    [](const Hyperparameters& h) {
-      std::vector<ExpectedTensor> tensors;
-      add_decoder_tensors(h, kGemma2.layout, tensors);
-      return tensors;
-    },
+    [](const Hyperparameters& h) { return decoder_tensors(h, kGemma2.layout); },
     [](const ModelFile& file, const Hyperparameters& h, const RunShape&) {
       return describe_gemma(file, h, kGemma2);
     }};

@@ -21,11 +21,7 @@ constexpr GemmaVariant kGemma3{
 extern const Architecture kGemma3Architecture;
 const Architecture kGemma3Architecture{
     "gemma3",
-    [](const Hyperparameters& h) {
-      std::vector<ExpectedTensor> tensors;
-      add_decoder_tensors(h, kGemma3.layout, tensors);
-      return tensors;
-    },
+    [](const Hyperparameters& h) { return decoder_tensors(h, kGemma3.layout); },
     [](const ModelFile& file, const Hyperparameters& h, const RunShape&) {
       return describe_gemma(file, h, kGemma3);
     }};

@@ -40,11 +40,7 @@ Expected<TransformerModel> describe_granite(const ModelFile& file, const Hyperpa
 extern const Architecture kGraniteArchitecture;
 const Architecture kGraniteArchitecture{
     "granite",
-    [](const Hyperparameters& h) {
-      std::vector<ExpectedTensor> tensors;
-      add_decoder_tensors(h, kLayout, tensors);
-      return tensors;
-    },
+    [](const Hyperparameters& h) { return decoder_tensors(h, kLayout); },
     [](const ModelFile& file, const Hyperparameters& h, const RunShape&) {
       return describe_granite(file, h);
     }};

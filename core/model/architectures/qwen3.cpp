@@ -12,15 +12,9 @@ constexpr DecoderLayout kLayout{.name = "qwen3", .rope_mode = LPX_ROPE_NEOX, .qk
 extern const Architecture kQwen3Architecture;
 const Architecture kQwen3Architecture{
     "qwen3",
-    [](const Hyperparameters& h) {
-      std::vector<ExpectedTensor> tensors;
-      add_decoder_tensors(h, kLayout, tensors);
-      return tensors;
-    },
-    [](const ModelFile& file, const Hyperparameters& h, const RunShape&) -> Expected<TransformerModel> {
-      auto model = describe_decoder(file, h, kLayout);
-      if (!model) return model;
-      return finish_decoder(file, std::move(*model));
+    [](const Hyperparameters& h) { return decoder_tensors(h, kLayout); },
+    [](const ModelFile& file, const Hyperparameters& h, const RunShape&) {
+      return describe_plain_decoder(file, h, kLayout);
     }};
 
 }  // namespace lpx::core

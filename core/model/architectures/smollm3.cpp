@@ -14,11 +14,7 @@ constexpr std::uint32_t kNoRopeInterval = 4;
 extern const Architecture kSmolLM3Architecture;
 const Architecture kSmolLM3Architecture{
     "smollm3",
-    [](const Hyperparameters& h) {
-      std::vector<ExpectedTensor> tensors;
-      add_decoder_tensors(h, kLayout, tensors);
-      return tensors;
-    },
+    [](const Hyperparameters& h) { return decoder_tensors(h, kLayout); },
     [](const ModelFile& file, const Hyperparameters& h, const RunShape&) -> Expected<TransformerModel> {
       auto model = describe_decoder(file, h, kLayout);
       if (!model) return model;
