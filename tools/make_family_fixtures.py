@@ -136,51 +136,10 @@ def load_model(path: Path, override: dict | None = None):
 
 def generate(model, vocab, n_vocab: int, prompt_ids: list[int], n_ctx: int, flash_attn: bool,
              n_threads: int, prompt_in_one_batch: bool = True):
-    """Greedy steps as make_greedy_fixtures.generate, N_GENERATE of them: per step
-    (best two ids, their logits)."""
-    cparams = L.llama_context_default_params()
-    cparams.n_ctx = n_ctx
-    cparams.n_batch = n_ctx
-    cparams.n_ubatch = n_ctx
-    cparams.n_seq_max = 1
-    cparams.n_threads = n_threads
-    cparams.n_threads_batch = n_threads
-    cparams.flash_attn_type = (L.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
-                               else L.LLAMA_FLASH_ATTN_TYPE_DISABLED)
-    cparams.type_k = L.GGML_TYPE_F16
-    cparams.type_v = L.GGML_TYPE_F16
-    cparams.swa_full = True  # llama.cpp's default; matters only for sliding-window models
-    cparams.embeddings = False
-    cparams.no_perf = True
-    ctx = L.llama_init_from_model(model, cparams)
-    if not ctx:
-        raise RuntimeError("llama_init_from_model failed")
-    assert len(prompt_ids) <= n_ctx and len(prompt_ids) + N_GENERATE <= n_ctx
-    try:
-        steps = []
-        batch_ids = list(prompt_ids)
-        if not prompt_in_one_batch:  # cross-check only: all but the last prompt id one by one
-            for t in prompt_ids[:-1]:
-                arr = (L.llama_token * 1)(t)
-                if L.llama_decode(ctx, L.llama_batch_get_one(arr, 1)) != 0:
-                    raise RuntimeError("llama_decode failed")
-            batch_ids = [prompt_ids[-1]]
-        for _ in range(N_GENERATE):
-            arr = (L.llama_token * len(batch_ids))(*batch_ids)
-            rc = L.llama_decode(ctx, L.llama_batch_get_one(arr, len(batch_ids)))
-            if rc != 0:
-                raise RuntimeError(f"llama_decode returned {rc}")
-            ptr = L.llama_get_logits_ith(ctx, -1)
-            logits = np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float32, copy=True)
-            order = np.lexsort((np.arange(n_vocab), -logits))[:2]  # logit desc, id asc
-            i1 = int(order[0])
-            steps.append(([int(i) for i in order], [logits[i] for i in order]))
-            if L.llama_vocab_is_eog(vocab, i1):
-                break
-            batch_ids = [i1]
-        return steps
-    finally:
-        L.llama_free(ctx)
+    """make_greedy_fixtures.generate with the prompt in one batch of n_ctx rows and N_GENERATE
+    steps: per step (best two ids, their logits)."""
+    return G.generate(model, vocab, n_vocab, prompt_ids, flash_attn, n_threads,
+                      prompt_in_one_batch, n_ctx=n_ctx, n_batch=n_ctx, n_generate=N_GENERATE)
 
 
 def draw_prompts(n_vocab: int, prompts: list[tuple[str, int, int]]) -> list[list[int]]:

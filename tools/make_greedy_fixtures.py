@@ -365,8 +365,9 @@ def load_model(path: Path, override: dict | None = None):
 
 def generate(model, vocab, n_vocab: int, prompt_ids: list[int], flash_attn: bool, n_threads: int,
              prompt_in_one_batch: bool = True, n_ctx: int = N_CTX, n_batch: int = N_BATCH,
-             top_k: int = 2):
-    """Greedy steps: per step (top ids, top logits), best first, top_k of them (at least 2)."""
+             top_k: int = 2, n_generate: int = N_GENERATE):
+    """Greedy steps: per step (top ids, top logits), best first, top_k of them (at least 2);
+    n_generate steps, or up to and including an end-of-generation token."""
     cparams = L.llama_context_default_params()
     cparams.n_ctx = n_ctx
     cparams.n_batch = n_batch
@@ -384,7 +385,7 @@ def generate(model, vocab, n_vocab: int, prompt_ids: list[int], flash_attn: bool
     ctx = L.llama_init_from_model(model, cparams)
     if not ctx:
         raise RuntimeError("llama_init_from_model failed")
-    assert len(prompt_ids) <= n_batch and len(prompt_ids) + N_GENERATE <= n_ctx
+    assert len(prompt_ids) <= n_batch and len(prompt_ids) + n_generate <= n_ctx
     try:
         steps = []
         batch_ids = list(prompt_ids)
@@ -394,7 +395,7 @@ def generate(model, vocab, n_vocab: int, prompt_ids: list[int], flash_attn: bool
                 if L.llama_decode(ctx, L.llama_batch_get_one(arr, 1)) != 0:
                     raise RuntimeError("llama_decode failed")
             batch_ids = [prompt_ids[-1]]
-        for step in range(N_GENERATE):
+        for step in range(n_generate):
             arr = (L.llama_token * len(batch_ids))(*batch_ids)
             batch = L.llama_batch_get_one(arr, len(batch_ids))  # logits for the last position only
             rc = L.llama_decode(ctx, batch)
