@@ -42,6 +42,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SHARED_TEMPLATES = REPO.parent / "shared" / "templates"
 LOCAL_TEMPLATES = REPO / "tests" / "chat_template" / "templates"
+BUILTIN_TEMPLATES = REPO / "core" / "model" / "chat_templates"  # LPX's copies (gemma2, gemma3)
 GOLDEN = REPO / "tests" / "chat_template" / "golden"
 DIFFERENTIAL = REPO / "tests" / "chat_template" / "differential" / "cases.json"
 
@@ -214,6 +215,19 @@ def cases_for(template):
         del cases["system_multi_turn"]  # gemma refuses system messages; see the error cases
         cases["error_system_role"] = context([SYSTEM, USER_HELLO], True, bos, eos)
         cases["error_roles_not_alternating"] = context([USER_HELLO, USER_CAPITAL], True, bos, eos)
+        return cases
+    if template == "gemma3.jinja":  # Gemma 3's: a system message is folded into the first turn
+        bos, eos = "<bos>", "<eos>"
+        cases = common_cases(bos, eos)
+        cases["error_roles_not_alternating"] = context([USER_HELLO, USER_CAPITAL], True, bos, eos)
+        return cases
+    if template == "Qwen-Qwen3-0.6B.jinja":
+        bos, eos = None, "<|im_end|>"
+        cases = {**common_cases(bos, eos), **tool_cases(bos, eos)}
+        cases["enable_thinking_false"] = context([USER_CAPITAL], True, bos, eos, enable_thinking=False)
+        cases["past_thinking_stripped"] = context(
+            [USER_HELLO, {"role": "assistant", "content": "<think>\nGreet back.\n</think>\n\nHello!"},
+             USER_CAPITAL], True, bos, eos)
         return cases
     if template == "ibm-granite-granite-3.3-2B-Instruct.jinja":
         bos, eos = "<|end_of_text|>", "<|end_of_text|>"
@@ -427,6 +441,8 @@ def template_sources():
         raise SystemExit(f"shared templates not found at {SHARED_TEMPLATES}")
     found = [(path.name, path, "shared") for path in sorted(SHARED_TEMPLATES.glob("*.jinja"))]
     found += [(path.name, path, "local") for path in sorted(LOCAL_TEMPLATES.glob("*.jinja"))]
+    # gemma2.jinja is the shared google-gemma-2-2b-it.jinja, byte for byte: its goldens are those.
+    found += [(path.name, path, "builtin") for path in [BUILTIN_TEMPLATES / "gemma3.jinja"]]
     return found
 
 

@@ -44,6 +44,9 @@ fs::path template_path(const std::string& reference) {
   const std::string location = reference.substr(0, slash);
   const std::string name = reference.substr(slash + 1);
   if (location == "shared") return shared_templates_dir() / name;
+  if (location == "builtin") {  // LPX's own copies (model/builtin_chat_templates.hpp)
+    return fs::path(LPX_SOURCE_DIR) / "core" / "model" / "chat_templates" / name;
+  }
   return chat_template_test_dir() / "templates" / name;
 }
 
