@@ -44,7 +44,8 @@ bool Backend::supports_type(std::int32_t type) const {
 
 void Backend::check(lpx_status* status, const char* op) const {
   if (status == nullptr) return;
-  throw EngineError("backend '" + name_ + "': " + op + ": " + take_status_message(status));
+  const Status failure = take_status(status);
+  throw EngineError("backend '" + name_ + "': " + op + ": " + failure.message, failure.code);
 }
 
 void Backend::reserve(const lpx_backend_limits& limits) {

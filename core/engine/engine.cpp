@@ -53,7 +53,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
     return std::unique_ptr<Engine>(
         new Engine(std::move(parts), config, std::move(*h), std::move(*model)));
   } catch (const EngineError& e) {
-    return internal_error(std::string(e.what()));
+    return fail(e.code(), e.what());
   } catch (const std::bad_alloc&) {
     return fail(LPX_ERR_OUT_OF_MEMORY, std::string("out of memory sizing the KV cache; lower kv_cache_tokens"));
   }

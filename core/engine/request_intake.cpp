@@ -183,8 +183,8 @@ Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& cal
   }
   try {
     r->sampler = std::make_unique<SamplerChain>(std::move(*links), seed, n_vocab_, std::move(bias));
-  } catch (const EngineError& e) {
-    return invalid_argument(e.what());
+  } catch (const EngineError& e) {  // the chain the request asked for cannot be built
+    return fail(e.code() == LPX_ERR_INTERNAL ? LPX_ERR_INVALID_ARGUMENT : e.code(), e.what());
   }
   r->decoder.emplace(tokenizer_);
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;

@@ -18,7 +18,8 @@ SamplerChain::SamplerChain(std::vector<std::shared_ptr<PluginInstance>> links,
         for (Link& made : links_) {
           if (made.state) made.api->state_destroy(made.state);
         }
-        throw EngineError("sampler '" + name + "': " + take_status_message(status));
+        const Status failure = take_status(status);
+        throw EngineError("sampler '" + name + "': " + failure.message, failure.code);
       }
     }
     links_.push_back({std::move(instance), &api, state});

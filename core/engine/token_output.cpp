@@ -77,8 +77,9 @@ std::optional<Ending> TokenOutput::deliver(Request& r, std::int32_t token, const
   }
   auto piece = r.decoder->push(token);
   if (!piece) {
+    // The model picked it: a fault of the model or the engine, not of the request.
     return Ending{LPX_FINISH_ERROR, "token " + std::to_string(token) + ": " + piece.error().message,
-                  piece.error().code};
+                  LPX_ERR_INTERNAL};
   }
   std::string_view text = *piece;
   if (!utf8::is_well_formed(text)) {  // stray bytes the model chose: shown as U+FFFD

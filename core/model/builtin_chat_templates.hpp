@@ -11,7 +11,7 @@ namespace lpx::core {
 
 struct BuiltinChatTemplate {
   std::string_view source;  // Jinja
-  std::string_view origin;  // where it comes from, for logs: "Gemma 3's instruction format (...)"
+  std::string_view origin;  // where it comes from, for logs: "LPX's built-in Gemma 3 template (...)"
 };
 
 std::optional<BuiltinChatTemplate> builtin_chat_template(std::string_view architecture);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/loaded_model.hpp"
+#include "model/architecture.hpp"
 #include "model/builtin_chat_templates.hpp"
 #include "model/hyperparameters.hpp"
 #include "model/model_validation.hpp"
@@ -121,6 +123,16 @@ int inspect_command(const InspectArguments& arguments) {
   core::Hyperparameters h;
   if (checked) {
     h = *checked;
+    // What the engine does next: the architecture's description (its own keys and tensors).
+    const core::Architecture* architecture = core::find_architecture(h.architecture);
+    const core::RunShape run{std::min<std::uint32_t>(h.n_ctx_train, 8192)};
+    if (auto described = architecture->describe(file, h, run); !described) {
+      if (described.error().code != LPX_ERR_UNSUPPORTED) {
+        std::cerr << "error: " << described.error() << "\n";  // starts with the path
+        return kExitRuntimeError;
+      }
+      cannot_run = described.error().message;
+    }
   } else if (checked.error().code == LPX_ERR_UNSUPPORTED) {
     cannot_run = checked.error().message;
     h = generic_hyperparameters(file);

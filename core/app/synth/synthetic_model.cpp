@@ -18,8 +18,9 @@ namespace lpx::core::synth {
 namespace {
 
 // Part of the cached file's name: raised whenever the bytes written for a NAME:TYPE change (v2:
-// the quantized head of llama-quantize), so a file cached by an older build is never reused.
-constexpr const char* kLayoutVersion = "v2";
+// the quantized head of llama-quantize; v3: norm weights and biases that differ per tensor), so a
+// file cached by an older build is never reused.
+constexpr const char* kLayoutVersion = "v3";
 
 struct TypeName {
   const char* name;
@@ -141,10 +142,16 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, lpx_tensor_type
                  });
     result.parameters += columns * rows;
   };
+  // Norm weights (base 1) and biases (base 0): base + a value in [-0.2, 0.2) of the tensor's
+  // own, so that a norm or bias applied to the wrong place changes the output.
   const auto vector = [&](const std::string& name, std::uint64_t n, float base) {
-    w.add_tensor(name, 0, {n}, n * 4, [n, base](std::uint64_t, std::uint64_t, std::uint8_t* out) {
+    const std::uint64_t this_seed = ++tensor_seed;
+    w.add_tensor(name, 0, {n}, n * 4, [n, base, this_seed](std::uint64_t, std::uint64_t, std::uint8_t* out) {
+      std::uint64_t state = this_seed * 0x9E3779B97F4A7C15u;
       for (std::uint64_t i = 0; i < n; ++i) {
-        const float v = base + 0.001f * static_cast<float>(i % 7);
+        state = state * 6364136223846793005u + 1442695040888963407u;  // Knuth's MMIX LCG
+        const float unit = static_cast<float>(state >> 40) / static_cast<float>(1u << 24);
+        const float v = base + 0.4f * unit - 0.2f;
         std::memcpy(out + i * 4, &v, 4);
       }
     });

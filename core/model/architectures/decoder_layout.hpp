@@ -1,8 +1,8 @@
 // What the pre-norm decoder architectures share: how their GGUF files name and arrange the
 // tensors (embedding, final norm, optional output head, and per layer the attention and gated
 // feed-forward weights, with the variations one family or another adds), and the description
-// those tensors make with one rope for every layer. An architecture's file (llama.cpp,
-// gemma3.cpp, ...) picks its layout, then sets what it does differently: windows, per-layer
+// those tensors make with one rope for every layer. An architecture's file (architectures/
+// llama.cpp, gemma3.cpp, ...) picks its layout, then sets what it does differently: windows, per-layer
 // rope, scales, soft caps, activation.
 #pragma once
 

@@ -11,7 +11,8 @@ constexpr GemmaVariant kGemma2{
                .output_is_embedding = true, .rope_freqs = false},
     .default_window = 4096,
     .default_pattern = 2,
-    .local_base_is_global = true,
+    .local_rope_is_global = true,
+    .attention_softcap = true,
     .default_attention_softcap = 50,
     .default_final_softcap = 30,
     .n_layer_27b = 46};

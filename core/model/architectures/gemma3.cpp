@@ -11,8 +11,8 @@ constexpr GemmaVariant kGemma3{
                .post_norms = true, .rope_freqs = false},
     .default_window = 0,
     .default_pattern = 6,
-    .local_base_is_global = false,
-    .default_attention_softcap = 0,
+    .local_rope_is_global = false,
+    .attention_softcap = false,
     .default_final_softcap = 0,
     .n_layer_27b = 62};
 

@@ -20,11 +20,12 @@ Expected<TransformerModel> describe_gemma(const ModelFile& file, const Hyperpara
   }
   auto pattern = read_count(file, p + "attention.sliding_window_pattern", variant.default_pattern);
   if (!pattern) return in_file(pattern.error());
-  auto local_base = read_positive(file, p + "rope.freq_base_swa",
-                                  variant.local_base_is_global ? h.rope_freq_base : 10000.0);
+  auto local_base = read_positive(file, p + "rope.freq_base_swa", 10000.0);
   if (!local_base) return in_file(local_base.error());
-  auto attention_softcap = read_non_negative(file, p + "attn_logit_softcapping",
-                                             variant.default_attention_softcap);
+  auto attention_softcap = variant.attention_softcap
+                               ? read_non_negative(file, p + "attn_logit_softcapping",
+                                                   variant.default_attention_softcap)
+                               : Expected<double>(0.0);
   if (!attention_softcap) return in_file(attention_softcap.error());
   auto final_softcap = read_non_negative(file, p + "final_logit_softcapping",
                                          variant.default_final_softcap);
@@ -43,11 +44,13 @@ Expected<TransformerModel> describe_gemma(const ModelFile& file, const Hyperpara
   d.final_softcap = static_cast<float>(*final_softcap);
 
   if (window > 0) {
-    // Local layers rotate with their own base and no scaling; global ones keep the file's.
-    lpx_rope_params local = *model->layers().front().rope;
-    local.freq_base = static_cast<float>(*local_base);
-    local.freq_scale = 1.0f;
-    const lpx_rope_params* local_rope = model->keep(local);
+    const lpx_rope_params* local_rope = model->layers().front().rope;  // the file's, as global
+    if (!variant.local_rope_is_global) {
+      lpx_rope_params local = *local_rope;
+      local.freq_base = static_cast<float>(*local_base);
+      local.freq_scale = 1.0f;
+      local_rope = model->keep(local);
+    }
     for (std::uint32_t l = 0; l < h.n_layer; ++l) {
       if (l % *pattern == *pattern - 1) continue;  // global
       model->layers()[l].window = window;

@@ -18,9 +18,11 @@ struct GemmaVariant {
   // l % pattern == pattern - 1.
   std::uint32_t default_window = 0;
   std::uint32_t default_pattern = 0;
-  bool local_base_is_global = false;  // {arch}.rope.freq_base_swa absent: the global base (Gemma 2),
-                                      // else 10000 (Gemma 3)
-  double default_attention_softcap = 0;  // {arch}.attn_logit_softcapping when absent
+  // Gemma 2's local layers rotate exactly as its global ones (base and scaling); Gemma 3's with
+  // {arch}.rope.freq_base_swa (default 10000) and no scaling.
+  bool local_rope_is_global = false;
+  bool attention_softcap = false;        // reads {arch}.attn_logit_softcapping (Gemma 2 only)
+  double default_attention_softcap = 0;  // ... and this when it is absent
   double default_final_softcap = 0;      // {arch}.final_logit_softcapping when absent
   // The block count of the variant's 27B model, whose queries are scaled by
   // 1/sqrt(n_embd / n_head) instead of 1/sqrt(head_dim) (its query_pre_attn_scalar; the file
