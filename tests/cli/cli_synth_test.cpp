@@ -153,7 +153,7 @@ TEST(SynthSpec, ResolvesFilesAndWritesSyntheticModelsOnce) {
     std::string value;
     ~Restore() { had ? ::setenv("TMPDIR", value.c_str(), 1) : ::unsetenv("TMPDIR"); }
   } restore{old_tmpdir != nullptr, saved};
-  const std::filesystem::path expected = dir / "lpx-synth-v2-smollm2-135m-Q4_0.gguf";
+  const std::filesystem::path expected = dir / "lpx-synth-v3-smollm2-135m-Q4_0.gguf";
   auto written = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_0");
   ASSERT_TRUE(written.has_value()) << written.error();
   EXPECT_EQ(*written, expected.string());

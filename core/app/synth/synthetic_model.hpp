@@ -26,7 +26,7 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& shape, lpx_tensor_
                                             std::uint64_t seed, const std::string& path);
 
 // A model argument as `bench --model` takes it: a file path, returned as it is, or
-// synth:NAME:TYPE, written once (seed 1) into the temp directory as lpx-synth-v2-NAME-TYPE.gguf
+// synth:NAME:TYPE, written once (seed 1) into the temp directory as lpx-synth-v3-NAME-TYPE.gguf
 // (v2: the layout version) and reused (the same name, type and seed give the same bytes). The file appears whole or not
 // at all: it is written under another name and renamed.
 Expected<std::string> resolve_model_spec(const std::string& model);
