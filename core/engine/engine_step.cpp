@@ -110,9 +110,16 @@ void Engine::step() {
 }
 
 void Engine::finish(Request& r, const Ending& ending) {
+  {
+    // The cache and the session first: a client may send its session's next turn as soon as
+    // on_done tells it this one is over (from the callback itself), and must not be refused
+    // as busy.
+    std::lock_guard lock(mutex_);
+    scheduler_->release(r);
+  }
   output_->report(r, ending);
+  r.decoder.reset();
   std::lock_guard lock(mutex_);
-  scheduler_->release(r);
   live_.erase(r.id);
   finished_.notify_all();
 }

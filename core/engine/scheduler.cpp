@@ -90,7 +90,6 @@ void Scheduler::release(Request& r) {
     cache_.release(r.own_sequence->blocks);
   }
   r.sequence = nullptr;
-  r.decoder.reset();
 }
 
 void Scheduler::drop_finished() {

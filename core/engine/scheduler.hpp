@@ -40,8 +40,9 @@ class Scheduler {
   void cancel_session(std::uint64_t session);
   void cancel_all();
 
-  // Gives back a finished request's cache (its session keeps the positions its tokens cover)
-  // and marks it finished (sequence NULL); drop_finished() then removes it from the running list.
+  // Gives back a finished request's cache (its session keeps the positions its tokens cover, and
+  // is free for its next request) and marks it finished (sequence NULL); drop_finished() then
+  // removes it from the running list.
   void release(Request& request);
   void drop_finished();
 

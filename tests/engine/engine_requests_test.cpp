@@ -139,6 +139,49 @@ TEST_F(EngineRequests, ASessionReusesItsPrefixAndAnswersAsAFreshEngineWould) {
   engine->session_destroy(session);
 }
 
+// on_done says a turn is over; the session must already be free then, so a client that sends
+// the next turn from the callback itself (or from another thread it wakes) is not refused as busy.
+TEST_F(EngineRequests, ASessionTakesItsNextTurnFromOnDone) {
+  auto engine = make();
+  const std::uint64_t session = engine->session_create();
+  struct State {
+    core::Engine* engine = nullptr;
+    std::uint64_t session = 0;
+    lpx_status_code next_turn = LPX_OK;
+    std::string error;
+    std::atomic<bool> done{false};
+  } state;
+  state.engine = engine.get();
+  state.session = session;
+  lpx_request r = text("The history of the Roman Empire began when", 4);
+  r.struct_size = sizeof(r);
+  r.session = session;
+  r.user = &state;
+  r.on_done = [](void* user, const lpx_request_result*) {
+    auto& s = *static_cast<State*>(user);
+    lpx_request next{};
+    next.struct_size = sizeof(next);
+    next.prompt = "The history of the Roman Empire began when Rome";
+    next.max_tokens = 2;
+    next.session = s.session;
+    next.on_done = [](void* u, const lpx_request_result*) {
+      static_cast<State*>(u)->done = true;
+    };
+    next.user = &s;
+    auto id = s.engine->submit(next);
+    if (!id) {
+      s.next_turn = id.error().code;
+      s.error = id.error().message;
+      s.done = true;
+    }
+  };
+  ASSERT_TRUE(engine->submit(r));
+  for (int i = 0; i < 2000 && !state.done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(state.done);
+  EXPECT_EQ(state.next_turn, LPX_OK) << state.error;
+  engine->session_destroy(session);
+}
+
 TEST_F(EngineRequests, ConcurrentRequestsGetTheSameTokensAsAlone) {
   auto engine = make();
   const char* prompts[] = {"The history of the Roman Empire began when", "Hello",
