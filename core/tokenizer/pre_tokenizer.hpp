@@ -30,10 +30,19 @@ std::string known_pre_tokenizers();
 // A pattern rewritten for PCRE2 in UTF+UCP mode: \s and \S become explicit classes of Unicode's
 // White_Space characters (PCRE2's own \s also takes U+180E, which Unicode, llama.cpp and Hugging
 // Face do not count as space). \S inside a [...] class is not supported (no pattern uses it).
-std::string adapt_pattern_for_pcre2(std::string_view pattern);
+// With `unicode_15_classes`, \p{L}, \p{N}, \p{P}, \p{S} and \p{M} also take the code points
+// Unicode 15.0 and 15.1 added to them, so that the classes are Unicode 15.1's, as llama.cpp's,
+// whatever PCRE2's tables know.
+std::string adapt_pattern_for_pcre2(std::string_view pattern, bool unicode_15_classes = true);
+
+// Whether well-formed UTF-8 `text` holds a code point that Unicode 15.0 or 15.1 added to the
+// letters, numbers, punctuation, symbols or marks: only then can the widened classes split
+// differently.
+bool has_unicode_15_addition(std::string_view text) noexcept;
 
 // Compiled regexes (PCRE2, UTF + UCP, JIT when available), immutable and shareable across threads;
-// each split() call brings its own match data.
+// each split() call brings its own match data. Each pattern is compiled twice, with PCRE2's own
+// classes and with the Unicode 15 ones; split() takes the second set only for text that needs it.
 class RegexSplitter {
  public:
   class MatchData;  // per-call PCRE2 match data
@@ -53,6 +62,7 @@ class RegexSplitter {
   struct Regex;
   RegexSplitter() = default;
   std::vector<std::unique_ptr<Regex>> regexes_;
+  std::vector<std::unique_ptr<Regex>> widened_;  // empty when no pattern names a widened class
 };
 
 }  // namespace lpx::core::detail

@@ -37,10 +37,49 @@ TEST(PreTokenizer, SpellsWhitespaceOutAsUnicodeWhiteSpace) {
   const std::string s = kSpace;
   EXPECT_EQ(adapt_pattern_for_pcre2(R"(\s+(?!\S)|\s+)"),
             "[" + s + "]+(?![^" + s + "])|[" + s + "]+");
-  EXPECT_EQ(adapt_pattern_for_pcre2(R"( ?[^\s\p{L}\p{N}]+[\r\n]*)"),
-            " ?[^" + s + R"(\p{L}\p{N}]+[\r\n]*)");
+  EXPECT_EQ(adapt_pattern_for_pcre2(R"( ?[^\s\p{Lu}]+[\r\n]*)"), " ?[^" + s + R"(\p{Lu}]+[\r\n]*)");
   // Escaped brackets and \p{..} pass through; the class ends at the unescaped ].
-  EXPECT_EQ(adapt_pattern_for_pcre2(R"([\[\]\p{P}]\s)"), R"([\[\]\p{P}])" "[" + s + "]");
+  EXPECT_EQ(adapt_pattern_for_pcre2(R"([\[\]\p{Han}]\s)"), R"([\[\]\p{Han}])" "[" + s + "]");
+}
+
+TEST(PreTokenizer, WidensMajorCategoriesToUnicode15) {
+  // Inside a class the additions are inline; outside, \p{N} becomes a class of its own.
+  constexpr const char* kNumbers = R"(\x{11F50}-\x{11F59}\x{1D2C0}-\x{1D2D3}\x{1E4F0}-\x{1E4F9})";
+  EXPECT_EQ(adapt_pattern_for_pcre2(R"([^\r\p{N}]|\p{N}{1,3})"),
+            std::string(R"([^\r\p{N})") + kNumbers + R"(]|[\p{N})" + kNumbers + "]{1,3}");
+  for (const char* category : {"L", "N", "P", "S", "M"}) {
+    const std::string pattern = std::string(R"(\p{)") + category + "}";
+    EXPECT_GT(adapt_pattern_for_pcre2(pattern).size(), pattern.size() + 10) << category;
+  }
+  EXPECT_EQ(adapt_pattern_for_pcre2(R"(\P{L}\p{Lu}\x{41})"), R"(\P{L}\p{Lu}\x{41})");
+  EXPECT_EQ(adapt_pattern_for_pcre2(R"([^\r\p{N}]|\p{N}{1,3})", /*unicode_15_classes=*/false),
+            R"([^\r\p{N}]|\p{N}{1,3})");
+}
+
+TEST(PreTokenizer, FindsUnicode15AdditionsInText) {
+  EXPECT_FALSE(has_unicode_15_addition("plain ASCII, Grüße, 你好, 😀, \xE0\xB3\xB2 \xF0\xAE\xAF\xAF"));
+  EXPECT_TRUE(has_unicode_15_addition("x \xE0\xB3\xB3"));        // U+0CF3 (a mark)
+  EXPECT_TRUE(has_unicode_15_addition("\xE2\xBF\xBC"));          // U+2FFC (a symbol)
+  EXPECT_TRUE(has_unicode_15_addition("\xE3\x87\xAF y"));        // U+31EF
+  EXPECT_TRUE(has_unicode_15_addition("ab\xF0\xAE\xAF\xB0"));   // U+2EBF0, first of CJK Ext. I
+  EXPECT_TRUE(has_unicode_15_addition("\xF0\xB2\x8E\xAF"));     // U+323AF, last of CJK Ext. H
+  EXPECT_FALSE(has_unicode_15_addition("\xF0\xB2\x8E\xB0"));    // U+323B0: unassigned
+}
+
+// As llama.cpp, whose tables are Unicode 15.1: CJK Extension I (15.1) and Kawi (15.0) are letters,
+// Nag Mundari and Kaktovik digits (15.0) are numbers. Debian 12's PCRE2 alone has them unassigned.
+TEST(PreTokenizer, KnowsUnicode15LettersAndDigits) {
+  const std::string cjk_i = "\xF0\xAE\xB6\xB6";       // U+2EDB6
+  const std::string kawi = "\xF0\x91\xBC\x84";        // U+11F04 KAWI LETTER A
+  const std::string mundari_0 = "\xF0\x9E\x93\xB0";   // U+1E4F0 NAG MUNDARI DIGIT ZERO
+  const std::string mundari_1 = "\xF0\x9E\x93\xB1";   // U+1E4F1
+  const std::string kaktovik = "\xF0\x9D\x8B\x80";    // U+1D2C0 KAKTOVIK NUMERAL ZERO
+  EXPECT_EQ(split_with("llama-bpe", "A" + cjk_i + "(n"), (Pieces{"A" + cjk_i, "(n"}));
+  EXPECT_EQ(split_with("qwen2", "(" + kawi + kawi + " x"), (Pieces{"(" + kawi + kawi, " x"}));
+  EXPECT_EQ(split_with("qwen2", "x" + mundari_0 + mundari_1), (Pieces{"x", mundari_0, mundari_1}));
+  EXPECT_EQ(split_with("llama-bpe", "x" + mundari_0 + mundari_1 + kaktovik + kaktovik),
+            (Pieces{"x", mundari_0 + mundari_1 + kaktovik, kaktovik}));
+  EXPECT_EQ(split_with("gpt-2", " " + cjk_i + "1"), (Pieces{" " + cjk_i, "1"}));
 }
 
 TEST(PreTokenizer, WhitespaceIsUnicodeWhiteSpace) {
