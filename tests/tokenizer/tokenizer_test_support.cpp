@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <stdexcept>
 #include <fstream>
 #include <sstream>
@@ -17,6 +19,15 @@ std::filesystem::path vocab_path(const std::string& name) {
 
 std::filesystem::path smollm2_path() {
   return std::filesystem::path(LPX_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+
+std::filesystem::path real_vocab_path(const std::string& name) {
+  return std::filesystem::path(LPX_SOURCE_DIR) / "models" / ("vocab-" + name + ".gguf");
+}
+
+bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string_view(ci) == "true";
 }
 
 std::vector<std::string> shared_vocab_names() {

@@ -22,6 +22,13 @@ std::filesystem::path vocab_path(const std::string& name);  // shared/vocab/ggml
 // The default model (models/SmolLM2-135M-Instruct.Q4_1.gguf in the project).
 std::filesystem::path smollm2_path();
 
+// A real vocabulary that tools/setup.sh builds into models/ from a PyPI package
+// (models/vocab-NAME.gguf, NAME: qwen2 or llama-bpe).
+std::filesystem::path real_vocab_path(const std::string& name);
+// Whether this run is CI's (CI=true): there a file that setup.sh installs must be present, and a
+// missing one fails the test instead of skipping it.
+bool running_in_ci();
+
 // The vocabulary file names in shared/vocab, without "ggml-vocab-" and ".gguf".
 std::vector<std::string> shared_vocab_names();
 
