@@ -63,6 +63,7 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
     : parts_(std::move(parts)), config_(config), h_(std::move(h)), model_(std::move(model)) {
   auto name = parts_.file->get_string("general.name");
   model_name_ = name ? *name : parts_.file->path();
+  config_.kv_window = model_.kv_window();
   KvCacheShape shape;
   shape.n_layer = model_.desc().n_layer;
   shape.n_kv_heads = model_.desc().n_head_kv;

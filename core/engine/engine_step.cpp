@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
 
 namespace lpx::core {
 
@@ -66,12 +67,16 @@ void Engine::step() {
       forward_->pick_tokens(batch_, programs_.data(), picked_tokens_.data());
     }
   } catch (const std::exception& e) {
-    // A kernel failed: every request in the batch ends with the error; the cache rows they
-    // wrote are discarded with them.
+    // A kernel failed: every request in the batch ends with the error and the backend's code
+    // (a lost device stays UNAVAILABLE, not INTERNAL); the cache rows they wrote are discarded
+    // with them.
+    lpx_status_code code = LPX_ERR_INTERNAL;
+    if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) code = engine_error->code();
+    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) code = LPX_ERR_OUT_OF_MEMORY;
     for (const BatchSequence& bs : batch_.sequences) {
       for (auto& owned : scheduler_->running()) {
         if (owned->sequence != nullptr && &owned->sequence->blocks == bs.blocks) {
-          finish(*owned, {LPX_FINISH_ERROR, e.what()});
+          finish(*owned, {LPX_FINISH_ERROR, e.what(), code});
         }
       }
     }
@@ -92,6 +97,16 @@ void Engine::step() {
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);
+  if (config_.kv_window > 0) {
+    std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
+    for (const BatchSequence& bs : batch_.sequences) {
+      for (auto& owned : scheduler_->running()) {
+        if (owned->sequence != nullptr && &owned->sequence->blocks == bs.blocks) {
+          scheduler_->drop_out_of_window(*owned);
+        }
+      }
+    }
+  }
   for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
     Request& r = *batch_requests_[o];
     try {

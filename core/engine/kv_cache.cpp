@@ -1,5 +1,6 @@
 #include "engine/kv_cache.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -9,6 +10,12 @@ namespace lpx::core {
 
 BlockTable::BlockTable(std::uint32_t max_positions, std::uint32_t block_size) {
   blocks_.reserve((max_positions + block_size - 1) / block_size);
+}
+
+std::uint32_t BlockTable::first_held_position(std::uint32_t block_size) const noexcept {
+  std::size_t b = 0;
+  while (b < blocks_.size() && blocks_[b] < 0) ++b;
+  return static_cast<std::uint32_t>(b) * block_size;
 }
 
 void KvCache::FreeDeleter::operator()(std::uint16_t* p) const noexcept { std::free(p); }
@@ -42,8 +49,17 @@ bool KvCache::ensure(BlockTable& table, std::uint32_t positions) {
 void KvCache::truncate(BlockTable& table, std::uint32_t positions) {
   const std::uint32_t keep = blocks_for(positions);
   while (table.blocks_.size() > keep) {
-    free_.push_back(table.blocks_.back());
+    if (table.blocks_.back() >= 0) free_.push_back(table.blocks_.back());  // not a dropped one
     table.blocks_.pop_back();
+  }
+}
+
+void KvCache::drop_before(BlockTable& table, std::uint32_t position) {
+  const std::size_t whole = std::min<std::size_t>(position / shape_.block_size, table.blocks_.size());
+  for (std::size_t b = 0; b < whole; ++b) {
+    if (table.blocks_[b] < 0) continue;
+    free_.push_back(table.blocks_[b]);
+    table.blocks_[b] = -1;
   }
 }
 

@@ -29,7 +29,8 @@ struct KvCacheShape {
 class KvCache;
 
 // The blocks of one sequence, in position order. Position t is slot t % block_size of block
-// blocks()[t / block_size].
+// blocks()[t / block_size]. Blocks that no row will attend to again (before every layer's
+// window) may have been given back: their entries are -1, always a run at the front.
 class BlockTable {
  public:
   BlockTable() = default;
@@ -41,6 +42,8 @@ class BlockTable {
     return static_cast<std::uint32_t>(blocks_.size()) * block_size;
   }
   std::size_t size() const noexcept { return blocks_.size(); }
+  // The first position whose block is held (size() * block_size when none is).
+  std::uint32_t first_held_position(std::uint32_t block_size) const noexcept;
 
  private:
   friend class KvCache;
@@ -66,6 +69,9 @@ class KvCache {
   bool ensure(BlockTable& table, std::uint32_t positions);
   // Shrinks `table` to the blocks needed for `positions` positions, returning the rest.
   void truncate(BlockTable& table, std::uint32_t positions);
+  // Returns every block of `table` that lies wholly before `position` (its entry becomes -1);
+  // the table keeps its length. For positions outside every layer's window.
+  void drop_before(BlockTable& table, std::uint32_t position);
   void release(BlockTable& table) { truncate(table, 0); }
 
   const std::uint16_t* k_pool(std::uint32_t layer) const noexcept { return pool(layer, 0); }

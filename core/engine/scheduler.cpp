@@ -35,6 +35,13 @@ bool Scheduler::admit(Request& r) {
     std::size_t common = 0;
     const std::size_t limit = std::min(s.tokens.size(), r.prompt.size() - 1);
     while (common < limit && s.tokens[common] == r.prompt[common]) ++common;
+    // The first recomputed row attends back kv_window - 1 positions: they must still be held
+    // (a turn that continues the session always finds them; one that rewinds may not).
+    const std::uint32_t window = config_.kv_window;
+    if (window > 0 && common >= window &&
+        common - window + 1 < s.blocks.first_held_position(config_.block_size)) {
+      common = 0;
+    }
     s.tokens.resize(common);
     cache_.truncate(s.blocks, static_cast<std::uint32_t>(common));
     sequence = &s;
@@ -90,6 +97,14 @@ void Scheduler::release(Request& r) {
     cache_.release(r.own_sequence->blocks);
   }
   r.sequence = nullptr;
+}
+
+void Scheduler::drop_out_of_window(Request& r) {
+  if (config_.kv_window == 0 || r.sequence == nullptr) return;
+  // The next row is at position L = tokens.size() and attends from L - kv_window + 1 on.
+  const std::size_t computed = r.sequence->tokens.size();
+  if (computed < config_.kv_window) return;
+  cache_.drop_before(r.sequence->blocks, static_cast<std::uint32_t>(computed - config_.kv_window + 1));
 }
 
 void Scheduler::drop_finished() {

@@ -1,7 +1,8 @@
 // The engine's second stage: which requests run, and what each step computes. Requests wait in
 // arrival order and are admitted while a sequence slot is free and the KV cache can reserve
 // their whole prompt + max_tokens (so a running request never runs out of cache; a session's
-// request reuses the longest cached prefix). Each step's batch puts every decoding sequence
+// request reuses the longest cached prefix that the window, where every layer has one, left
+// whole). Each step's batch puts every decoding sequence
 // first, one row each (they are latency-bound), then fills the rest with prefill chunks, capped
 // at prefill_tokens_while_decoding while anything decodes.
 //
@@ -45,6 +46,10 @@ class Scheduler {
   // removes it from the running list.
   void release(Request& request);
   void drop_finished();
+  // After a step computed rows of `request`: where every layer is windowed
+  // (EngineConfig::kv_window), its sequence's blocks that the next rows cannot reach go back to
+  // the pool.
+  void drop_out_of_window(Request& request);
 
   Session* session(std::uint64_t id);  // NULL when unknown
   void add_session(std::uint64_t id);

@@ -64,6 +64,15 @@ const lpx_rope_params* TransformerModel::keep(const lpx_rope_params& rope) {
   return &ropes_.emplace_back(rope);
 }
 
+std::uint32_t TransformerModel::kv_window() const noexcept {
+  std::uint32_t widest = 0;
+  for (const lpx_transformer_layer& l : layers_) {
+    if (l.window == 0) return 0;
+    widest = l.window > widest ? l.window : widest;
+  }
+  return widest;
+}
+
 lpx_transformer_layer new_layer() {
   lpx_transformer_layer l{};
   l.struct_size = sizeof(lpx_transformer_layer);

@@ -43,6 +43,9 @@ class TransformerModel {
   bool scales_queries() const noexcept { return scales_queries_; }
   void set_scales_queries(bool value) noexcept { scales_queries_ = value; }
   const lpx_transformer_layer& layer(std::uint32_t i) const noexcept { return layers_[i]; }
+  // How far back any row attends: the largest window when every layer has one (a cache may
+  // drop what lies further back), 0 when some layer attends to every position.
+  std::uint32_t kv_window() const noexcept;
   std::uint64_t features() const noexcept { return desc_.features; }
 
  private:

@@ -183,7 +183,13 @@ TEST_F(DeviceForwardEngine, AFailingStepEndsItsRequestsWithTheReason) {
   poisoned[7] = static_cast<std::int32_t>(kVocab - 1);
   const Generation failed = run(*engine, poisoned, 4);
   EXPECT_NE(failed.error.find("test-device: the failing token"), std::string::npos) << failed.error;
+  EXPECT_EQ(failed.error_code, LPX_ERR_INTERNAL);
   EXPECT_TRUE(failed.tokens.empty());
+  // The backend's own code reaches the client: a lost device is UNAVAILABLE.
+  poisoned[7] = static_cast<std::int32_t>(kVocab - 2);
+  const Generation lost = run(*engine, poisoned, 4);
+  EXPECT_NE(lost.error.find("test-device: the device was lost"), std::string::npos) << lost.error;
+  EXPECT_EQ(lost.error_code, LPX_ERR_UNAVAILABLE);
   const auto prompt = prompt_of(9, 4);
   const Generation next = run(*engine, prompt, 6);
   ASSERT_TRUE(next.error.empty()) << next.error;

@@ -147,6 +147,7 @@ Generation generate(core::Engine& engine, lpx_request request) {
     auto& out = *static_cast<Generation*>(user);
     out.finish_reason = r->finish_reason;
     out.error = r->error ? r->error->message : "";
+    out.error_code = r->error ? static_cast<lpx_status_code>(r->error->code) : LPX_OK;
     out.prompt_tokens = r->prompt_tokens;
     out.cached_tokens = r->cached_tokens;
   };

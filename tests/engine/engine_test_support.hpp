@@ -78,6 +78,7 @@ struct Generation {
   std::string text;
   int32_t finish_reason = 0;
   std::string error;
+  lpx_status_code error_code = LPX_OK;  // the error's code, where there is one
   std::uint32_t prompt_tokens = 0;
   std::uint32_t cached_tokens = 0;
 };

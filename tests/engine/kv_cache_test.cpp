@@ -38,6 +38,38 @@ TEST(KvCache, EnsureTakesWholeBlocksAndRefusesWhatItCannotGive) {
   EXPECT_EQ(cache.free_blocks(), 3u);
 }
 
+// Blocks before every layer's window go back to the pool one whole block at a time; the
+// table keeps its length (holes of -1 at the front), and truncating or releasing it later
+// returns only the blocks it still holds.
+TEST(KvCache, DropBeforeReturnsWholeBlocksAndTruncateSkipsTheHoles) {
+  KvCache cache(shape(5));
+  BlockTable a(100, 4);
+  ASSERT_TRUE(cache.ensure(a, 20));  // 5 blocks, none free
+  const std::int32_t third = a.data()[2];
+  cache.drop_before(a, 7);  // positions 0-3 are wholly before 7; 4-7 are not
+  EXPECT_EQ(cache.free_blocks(), 1u);
+  EXPECT_EQ(a.size(), 5u);
+  EXPECT_EQ(a.data()[0], -1);
+  EXPECT_EQ(a.first_held_position(4), 4u);
+  cache.drop_before(a, 12);  // and now 4-11
+  EXPECT_EQ(cache.free_blocks(), 3u);
+  EXPECT_EQ(a.first_held_position(4), 12u);
+  EXPECT_EQ(a.data()[2], -1);
+  cache.drop_before(a, 12);  // nothing more
+  EXPECT_EQ(cache.free_blocks(), 3u);
+  BlockTable b(100, 4);
+  ASSERT_TRUE(cache.ensure(b, 12));  // the dropped blocks serve another sequence
+  EXPECT_EQ(cache.free_blocks(), 0u);
+  EXPECT_TRUE(b.data()[0] == third || b.data()[1] == third || b.data()[2] == third);
+  cache.truncate(a, 10);  // keeps 3 entries, of which none is held: returns blocks 3 and 4
+  EXPECT_EQ(cache.free_blocks(), 2u);
+  cache.release(a);
+  cache.release(b);
+  EXPECT_EQ(cache.free_blocks(), 5u);
+  BlockTable empty(100, 4);
+  EXPECT_EQ(empty.first_held_position(4), 0u);
+}
+
 TEST(KvCache, StoresEachPositionInItsBlockSlot) {
   KvCache cache(shape(4));
   BlockTable t(16, 4);

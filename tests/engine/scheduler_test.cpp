@@ -145,5 +145,69 @@ TEST_F(SchedulerTest, ASessionReusesItsCachedPrefixButRecomputesTheLastPromptTok
   EXPECT_EQ(scheduler.session(99), nullptr);
 }
 
+// Every layer windowed (kv_window 5, blocks of 4): as a sequence advances, the blocks its next
+// rows cannot reach go back to the pool, and a finished request returns the rest.
+TEST_F(SchedulerTest, WithAWindowOnEveryLayerBlocksBehindItAreGivenBack) {
+  cfg.kv_window = 5;
+  Request* r = submit(1, 10, 16);
+  scheduler.admit_waiting();
+  ASSERT_NE(r->sequence, nullptr);
+  EXPECT_EQ(cache.free_blocks(), 4u);
+  r->sequence->tokens.assign(10, 1);  // the next row, at 10, attends from 6 on
+  scheduler.drop_out_of_window(*r);
+  EXPECT_EQ(cache.free_blocks(), 5u);
+  EXPECT_EQ(r->sequence->blocks.first_held_position(4), 4u);
+  r->sequence->tokens.assign(14, 1);  // from 10 on
+  scheduler.drop_out_of_window(*r);
+  EXPECT_EQ(cache.free_blocks(), 6u);
+  scheduler.release(*r);
+  scheduler.drop_finished();
+  EXPECT_EQ(cache.free_blocks(), 8u);
+
+  cfg.kv_window = 0;  // some layer attends globally: everything stays
+  Request* global = submit(2, 10, 16);
+  scheduler.admit_waiting();
+  global->sequence->tokens.assign(14, 1);
+  scheduler.drop_out_of_window(*global);
+  EXPECT_EQ(cache.free_blocks(), 4u);
+}
+
+// A session's next turn reuses its prefix when the rows it recomputes find their window still
+// held (a continuation always does); a turn that rewinds behind the dropped blocks recomputes
+// from the start.
+TEST_F(SchedulerTest, ASessionReusesAWindowedPrefixOnlyWhereTheWindowIsStillHeld) {
+  cfg.kv_window = 5;
+  scheduler.add_session(7);
+  Request* first = submit(1, 5, 16);
+  first->session = 7;
+  scheduler.admit_waiting();
+  std::vector<std::int32_t> history;
+  for (std::int32_t t = 0; t < 13; ++t) history.push_back(100 + t);
+  first->sequence->tokens = history;
+  scheduler.drop_out_of_window(*first);  // the next row, at 13, attends from 9: 0-7 go
+  EXPECT_EQ(first->sequence->blocks.first_held_position(4), 8u);
+  scheduler.release(*first);
+  scheduler.drop_finished();
+
+  Request* next = submit(2, 15, 16);  // the history and two new tokens
+  next->prompt = history;
+  next->prompt.insert(next->prompt.end(), {7, 8});
+  next->session = 7;
+  scheduler.admit_waiting();
+  EXPECT_EQ(next->cached, 13u);
+  next->sequence->tokens = next->prompt;
+  scheduler.release(*next);
+  scheduler.drop_finished();
+
+  Request* rewind = submit(3, 12, 16);  // differs from position 9: row 9 needs 5-8, gone
+  rewind->prompt.assign(history.begin(), history.begin() + 9);
+  rewind->prompt.insert(rewind->prompt.end(), {1, 2, 3});
+  rewind->session = 7;
+  scheduler.admit_waiting();
+  ASSERT_NE(rewind->sequence, nullptr);
+  EXPECT_EQ(rewind->cached, 0u);
+  EXPECT_EQ(rewind->sequence->blocks.first_held_position(4), 0u) << "every block held again";
+}
+
 }  // namespace
 }  // namespace lpx::core

@@ -5,10 +5,12 @@
 // GeGLU, embedding/residual/logit scales, attention and final soft caps). The engine runs it on
 // cpu-scalar and cpu unchanged, bit-identical to each other and within f16-rounding of a
 // straightforward double-precision reading of lpx/kinds/transformer.h written out below; a
-// backend that lacks the features (test-device, which runs what cuda runs) is refused before
+// backend that lacks the features (test-device, which runs only what Llama and Qwen2 need) is refused before
 // anything is loaded, with the missing features named.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -79,6 +81,9 @@ core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
                                                     const core::RunShape&) {
   auto window = file.get_uint("toy.attention.sliding_window");
   if (!window) return core::unexpected(window.error());
+  // A test-only key: the window on every layer, not only on layer 0 (a model whose cache can
+  // give back what falls out of every window).
+  const bool window_everywhere = file.get_uint("toy.attention.window_every_layer").value_or(0) != 0;
   core::TransformerModel model = core::start_description("toy", h);
   lpx_transformer_desc& d = model.desc();
   d.activation = LPX_ACTIVATION_GELU_TANH;
@@ -98,10 +103,10 @@ core::Expected<core::TransformerModel> toy_describe(const core::ModelFile& file,
     layer.wo = t.required(blk(l, "attn_output.weight"));
     layer.ffn_norm = t.required(blk(l, "ffn_norm.weight"));
     layer.ffn_down = t.required(blk(l, "ffn_down.weight"));
+    if (l == 0 || window_everywhere) layer.window = static_cast<std::uint32_t>(*window);
     if (l == 0) {
       layer.wqkv = t.required(blk(l, "attn_qkv.weight"));
       layer.ffn_gate_up = t.required(blk(l, "ffn_gate_up.weight"));
-      layer.window = static_cast<std::uint32_t>(*window);
       lpx_rope_params rope = core::new_rope();
       rope.mode = LPX_ROPE_NEOX;
       rope.n_rot = h.n_rot;
@@ -180,7 +185,8 @@ ToyWeights make_weights() {
   return w;
 }
 
-void write_toy(const std::string& path, const ToyWeights& w, bool with_window_key = true) {
+void write_toy(const std::string& path, const ToyWeights& w, bool with_window_key = true,
+               bool window_every_layer = false) {
   core::synth::GgufWriter g;
   g.add_string("general.architecture", "toy");
   g.add_u32("toy.block_count", kLayers);
@@ -193,6 +199,7 @@ void write_toy(const std::string& path, const ToyWeights& w, bool with_window_ke
   g.add_f32("toy.rope.freq_base", 10000.0f);
   g.add_f32("toy.attention.layer_norm_rms_epsilon", static_cast<float>(kEps));
   if (with_window_key) g.add_u32("toy.attention.sliding_window", kWindow);
+  if (window_every_layer) g.add_u32("toy.attention.window_every_layer", 1);
   std::vector<std::string> tokens;
   std::vector<float> scores;
   std::vector<std::int32_t> types;
@@ -447,6 +454,94 @@ TEST_F(ToyArchitecture, GeneratesThroughTheWholeEngine) {
   const Generation g = generate(*engine, request);
   EXPECT_EQ(g.error, "");
   EXPECT_EQ(g.tokens.size(), 12u);
+}
+
+// With the window on every layer, a running sequence gives back the KV blocks behind its
+// window: a second request that does not fit beside the first is admitted (and finishes) while
+// the first still runs, taking those blocks, and both answer exactly as a forward pass that
+// keeps every block. A block given back too early would be overwritten and change the first's
+// tokens.
+TEST_F(ToyArchitecture, AWindowOnEveryLayerLetsTheCacheGiveBlocksBack) {
+  const std::string path = (dir_ / "windowed.gguf").string();
+  write_toy(path, weights_, true, /*window_every_layer=*/true);
+  {
+    auto file = core::ModelFile::open(path, host_.registry());
+    ASSERT_TRUE(file) << file.error();
+    auto h = core::validate_model(**file);
+    ASSERT_TRUE(h) << h.error();
+    auto model = kToy.describe(**file, *h, core::RunShape{64});
+    ASSERT_TRUE(model) << model.error();
+    EXPECT_EQ(model->kv_window(), kWindow);
+  }
+  core::EngineConfig config;
+  config.context_size = 64;
+  config.kv_cache_tokens = 64;  // 16 blocks: the first request reserves 13, the second 6
+  config.block_size = 4;
+  config.max_sequences = 2;
+  auto engine = host_.engine(path, "cpu", {"greedy"}, config);
+  ASSERT_NE(engine, nullptr);
+
+  struct Run {
+    std::vector<std::int32_t> prompt, tokens;
+    std::uint32_t max_tokens = 0;
+    std::uint32_t blocks_at_first = 0, blocks_at_last = 0;
+    core::Engine* engine = nullptr;
+    std::atomic<int>* finished = nullptr;
+    int finished_as = -1;
+  };
+  std::atomic<int> finished{0};
+  Run first{tokens_, {}, 40};
+  Run second{{1, 4, 9, 16, 25, 36, 2, 8, 18, 32, 6}, {}, 10};
+  std::vector<std::uint64_t> ids;
+  for (Run* run : {&first, &second}) {
+    run->engine = engine.get();
+    run->finished = &finished;
+    lpx_request request{};
+    request.struct_size = sizeof request;
+    request.prompt_tokens = run->prompt.data();
+    request.prompt_token_count = run->prompt.size();
+    request.max_tokens = run->max_tokens;
+    request.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+    request.user = run;
+    request.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+      auto& r = *static_cast<Run*>(user);
+      lpx_engine_stats stats{};
+      r.engine->stats(stats);
+      if (r.tokens.empty()) r.blocks_at_first = stats.kv_blocks_used;
+      r.blocks_at_last = stats.kv_blocks_used;
+      if (e->token >= 0) r.tokens.push_back(e->token);
+      return 0;
+    };
+    request.on_done = [](void* user, const lpx_request_result*) {
+      auto& r = *static_cast<Run*>(user);
+      r.finished_as = r.finished->fetch_add(1);
+    };
+    auto id = engine->submit(request);
+    ASSERT_TRUE(id.has_value()) << id.error().message;
+    ids.push_back(*id);
+  }
+  for (std::uint64_t id : ids) engine->wait(id);
+
+  EXPECT_EQ(second.finished_as, 0) << "the second request waited for the first to end";
+  EXPECT_EQ(first.finished_as, 1);
+  // After the prompt the first holds 11 blocks (positions 0-7 left every window), at its last
+  // token 2 (44-51), the second none any more.
+  EXPECT_EQ(first.blocks_at_first, 11u);
+  EXPECT_EQ(first.blocks_at_last, 2u);
+  for (Run* run : {&first, &second}) {
+    ForwardRig rig(host_, path, "cpu", {}, 64);
+    std::vector<std::int32_t> expected;
+    std::vector<float> logits = rig.feed(run->prompt);
+    while (expected.size() < run->max_tokens) {
+      expected.push_back(static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) -
+                                                   logits.begin()));
+      logits = rig.feed({expected.back()});
+    }
+    EXPECT_EQ(run->tokens, expected);
+  }
+  lpx_engine_stats stats{};
+  engine->stats(stats);
+  EXPECT_EQ(stats.kv_blocks_used, 0u);
 }
 
 TEST_F(ToyArchitecture, ABackendWithoutTheFeaturesIsRefusedBeforeLoading) {

@@ -6,9 +6,10 @@
 // n_vocab: the logits peak there and fall off with the distance to it, so sampling has a real
 // distribution to draw from. A wrong block table, position or row mapping reads back a wrong
 // history and changes the tokens; a broken invariant of lpx_forward_args fails the step with
-// the reason, and so does the token n_vocab - 1 (how the tests make a step fail). It runs the
-// features the cuda backend runs (q/k/v biases, rope factors), and a description needing any
-// other is a broken host: the engine must refuse such a model before model_load.
+// the reason, and so does the token n_vocab - 1 (how the tests make a step fail; n_vocab - 2
+// fails it as a lost device, LPX_ERR_UNAVAILABLE). It runs only the features Llama and Qwen2
+// need (q/k/v biases, rope factors), and a description needing any other is a broken host: the
+// engine must refuse such a model before model_load.
 #include <lpx/cpp/plugin.hpp>
 
 #include "reference/sampling_program.hpp"
@@ -22,8 +23,8 @@
 
 namespace {
 
-[[noreturn]] void broken(const std::string& what) {
-  throw lpx::Error(LPX_ERR_INTERNAL, "test-device: " + what);
+[[noreturn]] void broken(const std::string& what, lpx_status_code code = LPX_ERR_INTERNAL) {
+  throw lpx::Error(code, "test-device: " + what);
 }
 
 class SlotModel final : public lpx::DeviceModel {
@@ -48,6 +49,9 @@ class SlotModel final : public lpx::DeviceModel {
     if (a.sampling != nullptr && a.argmax == nullptr) broken("sampling programs without argmax");
     for (std::uint32_t r = 0; r < a.n_rows; ++r) {  // the tests' way to make a step fail
       if (a.tokens[r] == static_cast<std::int32_t>(n_vocab_) - 1) broken("the failing token");
+      if (a.tokens[r] == static_cast<std::int32_t>(n_vocab_) - 2) {
+        broken("the device was lost", LPX_ERR_UNAVAILABLE);
+      }
     }
     std::vector<std::int64_t> history(a.n_rows);
     for (std::uint32_t s = 0; s < a.n_sequences; ++s) {
