@@ -13,7 +13,9 @@
 //    and counts itself done on the (row, kv head)'s counter; the block that finishes last (the
 //    counter reaching the number of chunks in use) merges them, log-sum-exp in chunk order (so
 //    the result does not depend on which block is last), and resets the counter.
-// Chunks that start past the row's position exit at once. One launch per call: no merge kernel.
+// Chunks that start past the row's position, or end before its window (the first position it
+// attends), exit at once. A soft cap bends each scaled score as the reference does. One launch
+// per call: no merge kernel.
 //
 // Difference from kernels/reference (ops_attention.cpp): the reference normalises the softmax
 // weights first and rounds each to f16 before the sum over V; here the weights stay f32 and the
@@ -29,6 +31,7 @@
 #include "cuda/attention_generic.cuh"
 #include "cuda/dependent_launch.cuh"
 #include "cuda/device_math.cuh"
+#include "cuda/elementwise_math.cuh"
 
 #include <cmath>
 
@@ -64,18 +67,33 @@ __device__ const __half2* cache_vector(const AttentionArgs& a, const std::uint16
   return reinterpret_cast<const __half2*>(pool + (slot * a.n_kv_heads + kv_head) * a.head_dim);
 }
 
-// Output dim d of query head `head`: the chunks' partials (0..used) merged, log-sum-exp over their
-// maxima, divided by the merged sum; chunks with max = -inf add nothing. The partials were
-// written by other blocks of this launch: read past L1.
-__device__ float merge_chunks(const AttentionArgs& a, int row, int head, int d, int used,
-                              int chunks, int dim) {
+// The chunks that hold a row's attended positions: first .. last.
+struct ChunkRange {
+  int first_position;  // the row's first attended position (its window's start)
+  int first, last;
+};
+__device__ ChunkRange chunk_range(const AttentionArgs& a, int position, int chunks) {
+  ChunkRange r;
+  r.first_position = a.window <= 0 || position < a.window ? 0 : position - a.window + 1;
+  r.last = min(chunks - 1, position / a.split_positions);
+  r.first = min(r.first_position / a.split_positions, r.last);
+  return r;
+}
+
+// Output dim d of query head `head`: the partials of chunks [first, last] merged, log-sum-exp
+// over their maxima, divided by the merged sum; chunks with max = -inf add nothing. The
+// partials were written by other blocks of this launch: read past L1.
+__device__ float merge_chunks(const AttentionArgs& a, int row, int head, int d,
+                              const ChunkRange& range, int chunks, int dim) {
   const int stride = dim + 2;
   const float* partials = a.partial + partial_offset(row, head, 0, a.n_heads, chunks, dim);
   float max = kNegInf;
-  for (int c = 0; c < used; ++c) max = fmaxf(max, __ldcg(partials + c * stride + dim));
+  for (int c = range.first; c <= range.last; ++c) {
+    max = fmaxf(max, __ldcg(partials + c * stride + dim));
+  }
   float sum = 0.0f;
   float acc = 0.0f;
-  for (int c = 0; c < used; ++c) {
+  for (int c = range.first; c <= range.last; ++c) {
     const float m = __ldcg(partials + c * stride + dim);
     if (m == kNegInf) continue;
     const float scale = exp_approx(sub_rn(m, max));
@@ -111,11 +129,15 @@ __global__ void __launch_bounds__(kThreads)
   const int position = a.positions[row];
 
   // This chunk's positions; the last chunk also takes any position past max_positions, so a
-  // row beyond the grid's sizing is still complete (just slower). Chunks 0..used-1 hold some.
-  const int used = min(chunks, position / a.split_positions + 1);
-  if (chunk >= used) return;  // the whole block: no barrier is skipped
-  const int begin = chunk * a.split_positions;
-  const int end = chunk == chunks - 1 ? position + 1 : min(begin + a.split_positions, position + 1);
+  // row beyond the grid's sizing is still complete (just slower). Chunks range.first ..
+  // range.last hold some.
+  const ChunkRange range = chunk_range(a, position, chunks);
+  if (chunk < range.first || chunk > range.last) return;  // the whole block: no barrier skipped
+  const int used = range.last - range.first + 1;
+  const int chunk_begin = chunk * a.split_positions;
+  const int begin = max(chunk_begin, range.first_position);
+  const int end =
+      chunk == chunks - 1 ? position + 1 : min(chunk_begin + a.split_positions, position + 1);
   const std::int32_t* table =
       a.block_tables + static_cast<std::size_t>(a.row_sequence[row]) * a.block_table_stride;
   const int pair = tid % kPairs;       // V pass: this thread's dims 2 * pair, 2 * pair + 1
@@ -160,7 +182,10 @@ __global__ void __launch_bounds__(kThreads)
         for (int g = 0; g < kMaxGroup; ++g) {
           if (g < heads) {  // uniform across the block, so every lane joins the shuffles
             const float s = detail::warp_sum(dot[g]);
-            if (lane == 0) w_s[g][j] = detail::mul_rn(s, a.scale);
+            if (lane == 0) {
+              const float score = detail::mul_rn(s, a.scale);
+              w_s[g][j] = a.softcap > 0.0f ? detail::soft_cap(score, a.softcap) : score;
+            }
           }
         }
       }
@@ -260,7 +285,7 @@ __global__ void __launch_bounds__(kThreads)
     const int head = kv_head * group + i / D;
     const int d = i % D;
     a.out[(static_cast<std::size_t>(row) * a.n_heads + head) * D + d] =
-        merge_chunks(a, row, head, d, used, chunks, D);
+        merge_chunks(a, row, head, d, range, chunks, D);
   }
 }
 

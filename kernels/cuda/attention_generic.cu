@@ -4,9 +4,11 @@
 // walks the row's positions with an online softmax, recomputing each score q.k itself (so the
 // block needs no scratch and no synchronisation). Same arithmetic as attention.cu: q rounded
 // to f16, f32 scores times scale, exp = the reference's exp_approx, f32 weights, the division
-// last. The grid depends only on n_rows and n_heads, so a captured graph stays valid.
+// last; a window and a soft cap as attention.cu applies them. The grid depends only on n_rows
+// and n_heads, so a captured graph stays valid.
 #include "cuda/attention_generic.cuh"
 #include "cuda/device_math.cuh"
+#include "cuda/elementwise_math.cuh"
 
 #include <cmath>
 
@@ -33,15 +35,17 @@ __global__ void attention_any_head_dim_kernel(AttentionArgs a) {
       a.block_tables + static_cast<std::size_t>(a.row_sequence[row]) * a.block_table_stride;
   const float* q = a.q + (static_cast<std::size_t>(row) * a.n_heads + head) * a.head_dim;
   const int last = a.positions[row];
+  const int first = a.window <= 0 || last < a.window ? 0 : last - a.window + 1;
   float max = -INFINITY;
   float sum = 0.0f;
   float acc = 0.0f;
-  for (int t = 0; t <= last; ++t) {
+  for (int t = first; t <= last; ++t) {
     float score = 0.0f;
     for (int i = 0; i < a.head_dim; ++i) {
       score = fmaf(round_to_f16(q[i]), cache_value(a, a.k_pool, table, t, kv_head, i), score);
     }
     score = mul_rn(score, a.scale);
+    if (a.softcap > 0.0f) score = soft_cap(score, a.softcap);
     if (score > max) {  // rescale what was summed under the old maximum (none at first)
       if (max != -INFINITY) {
         const float factor = exp_approx(sub_rn(max, score));

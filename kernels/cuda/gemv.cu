@@ -152,7 +152,7 @@ __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRow
 
   const int warps_per_group = group_threads / 32;
   const int groups = kThreads / group_threads;
-  const bool pairs = a.out.store == GemvStore::kSwigluPairs;
+  const bool pairs = stores_pairs(a.out.store);
   const int step = pairs ? 2 : 1;  // a pair's gate and up rows are stored by one thread
   const int items = kRows / step * kBatch;
   for (int i = static_cast<int>(threadIdx.x); i < groups * items; i += kThreads) {
@@ -177,7 +177,10 @@ __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRow
     if (pairs) {
       const GemvPart& part = a.out.parts[0];
       const std::int64_t j = row / 2;
-      part.y[b * part.rows + j] = detail::swiglu_element(value[0], value[1], j, part.rows);
+      part.y[b * part.rows + j] =
+          a.out.store == GemvStore::kGegluPairs
+              ? detail::geglu_element(value[0], value[1])
+              : detail::swiglu_element(value[0], value[1], j, part.rows);
     } else {
       store_row(a.out, b, row, value[0]);
     }
@@ -344,7 +347,7 @@ void gemv_with(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out
   const bool vector_loads = units_fit<F>(w) && aligned(in.x, 16) && w.columns % 4 == 0 &&
                             (in.norm_weight == nullptr || aligned(in.norm_weight, 16));
   if (!vector_loads) {
-    if (out.store == GemvStore::kSwigluPairs) {
+    if (stores_pairs(out.store)) {
       detail::launch_dependent(gemv_elements<F, 2>, dim3(static_cast<unsigned>(w.rows / 2)),
                                dim3(kThreads), stream, a, batch);
     } else {
@@ -502,7 +505,7 @@ namespace {
 // True when `out` describes outputs of w: parts whose rows add up to w.rows, or one gate/up
 // pair part of w.rows / 2 rows without bias.
 bool output_matches(const DeviceWeight& w, const GemvOutput& out) {
-  if (out.store == GemvStore::kSwigluPairs) {
+  if (stores_pairs(out.store)) {
     return out.count == 1 && w.rows % 2 == 0 && out.parts[0].rows == w.rows / 2 &&
            out.parts[0].bias == nullptr;
   }

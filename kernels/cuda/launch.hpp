@@ -82,7 +82,13 @@ enum class GemvStore : std::int32_t {
   // up row j); one part of w.rows / 2 rows, no bias: y[j] = silu(gate_j) * up_j, element j
   // of a row as swiglu() computes it for a row of w.rows / 2.
   kSwigluPairs,
+  // As kSwigluPairs with GeGLU: y[j] = gelu_tanh(gate_j) * up_j, as geglu() computes it.
+  kGegluPairs,
 };
+// Whether products of `store` are gate/up pairs (one part of half the weight's rows).
+__host__ __device__ inline bool stores_pairs(GemvStore store) {
+  return store == GemvStore::kSwigluPairs || store == GemvStore::kGegluPairs;
+}
 struct GemvOutput {
   GemvPart parts[kMaxGemvParts];
   int count = 0;  // 1..kMaxGemvParts; the parts' rows add up to w.rows (kSwigluPairs: one part)
@@ -130,6 +136,16 @@ cudaError_t probe_kernel_image() noexcept;
 
 // --- element-wise and row kernels (ops.cu) --------------------------------------------------
 
+// x[r * n + i] += scale * y'[r * n + i], row by row (rows x n), where y' is y normalised as
+// rms_norm writes it when norm_weight is set, else y: a block's output joining the residual
+// stream through a post-norm (Gemma) and/or a residual scale (Granite). y is not written.
+void add_residual(float* x, const float* y, const float* norm_weight, float scale, int rows,
+                  int n, float eps, cudaStream_t stream);
+
+// x[i] = scale * x[i], then, when softcap > 0, x[i] = softcap * tanh(x[i] * (1 / softcap)), for
+// i < n: the embedding scale, and the logit scale and final soft cap.
+void scale_and_cap(float* x, std::size_t n, float scale, float softcap, cudaStream_t stream);
+
 // When residual != nullptr: x += residual first (the block's output joins the residual
 // stream). Then out = x * 1/sqrt(mean(x^2) + eps) * weight, row by row; rows x n. out must
 // not alias x when residual is set.
@@ -155,15 +171,22 @@ void swiglu(const float* gate, const float* up, float* out, std::size_t n, cudaS
 // pairs.
 void swiglu_pairs(const float* pairs, float* out, int rows, int n, cudaStream_t stream);
 
+// out[i] = gelu_tanh(gate[i]) * up[i] for i < n, as reference::geglu (tanh correctly rounded
+// where the reference calls tanhf); out may alias gate.
+void geglu(const float* gate, const float* up, float* out, std::size_t n, cudaStream_t stream);
+// swiglu_pairs with GeGLU.
+void geglu_pairs(const float* pairs, float* out, int rows, int n, cudaStream_t stream);
+
 struct RopeArgs {
   int mode = 0;  // an lpx_rope_mode
   int n_rot = 0;
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
   const float* freq_factors = nullptr;  // n_rot / 2 divisors, or null
+  float attn_factor = 1.0f;             // cos and sin times this (0 reads as 1)
 };
 // Rotates in place the first n_rot dims of every head of x (rows x heads x head_dim); row r is
-// at cache position positions[r].
+// at cache position positions[r]. n_rot 0 rotates nothing.
 void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,
           const RopeArgs& args, cudaStream_t stream);
 
@@ -176,9 +199,15 @@ struct RopeStoreArgs {
   std::uint16_t* k_pool = nullptr;          // f16 pools, kv_heads * head_dim values per slot
   std::uint16_t* v_pool = nullptr;
   const std::int32_t* slots = nullptr;      // rows slots; a negative slot stores nothing
+  // When set, each head of q (k) is RMS-normalised with these head_dim weights before it is
+  // rotated, as rms_norm over rows of head_dim would write it (Qwen3, Gemma 3).
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float norm_eps = 0.0f;
 };
-// rope(q), rope(k), then kv_store(k, v) in one launch, bit for bit the same results: the
-// attention prologue of a decode step.
+// The q/k norms, rope(q), rope(k) (none for n_rot 0), then kv_store(k, v) in one launch: the
+// attention prologue of a decode step. Bit for bit the separate kernels' results without
+// norms; with them, each normalised head within rms_norm's 2 ulp (its sums add in another order).
 void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t stream);
 
 // --- paged KV cache and attention (attention.cu) --------------------------------------------
@@ -192,7 +221,7 @@ void kv_store(const float* k, const float* v, std::uint16_t* k_pool, std::uint16
 struct AttentionArgs {
   const float* q = nullptr;                   // n_rows x n_heads x head_dim f32
   float* out = nullptr;                       // n_rows x n_heads x head_dim f32
-  const std::int32_t* positions = nullptr;    // per row: attends to cache positions 0..p
+  const std::int32_t* positions = nullptr;    // per row: attends to positions 0..p (window)
   const std::int32_t* row_sequence = nullptr; // per row: its sequence's index
   const std::int32_t* block_tables = nullptr; // per sequence: block_table_stride blocks
   int block_table_stride = 0;
@@ -202,6 +231,10 @@ struct AttentionArgs {
   int head_dim = 0;  // 64, 80, 96, 128, 256 (flash-decoding); other sizes up to 1024 take a
                      // simple correct kernel (attention_generic.cu)
   float scale = 1.0f;
+  // Attended positions, the row's own included: p - window + 1 .. p (0: all, 0 .. p).
+  int window = 0;
+  // > 0: each scaled score becomes softcap * tanh(score * (1 / softcap)) (Gemma 2).
+  float softcap = 0.0f;
   const std::uint16_t* k_pool = nullptr;  // this layer's K blocks, f16
   const std::uint16_t* v_pool = nullptr;
   int block_size = 16;

@@ -9,6 +9,10 @@
 //                 with it every output) is bit-identical unless the exact sum lies that close to
 //                 an f32 rounding boundary, and then it is one ulp off (outputs <= 2 ulp).
 //   add_bias, add_in_place   one f32 addition per element: exact.
+//   add_residual  the norm as add_rms_norm, then one f32 product (the scale) and one sum.
+//   scale_and_cap, geglu, geglu_pairs, the attention soft cap   tanh in double rounded to f32
+//                 (correctly rounded) where the reference calls tanhf: one ulp off glibc's for
+//                 a few inputs; every other operation as the reference orders it.
 //   swiglu, swiglu_pairs   silu via exp_approx for the whole groups of 8 (bit-exact with the
 //                 reference);
 //                 the n % 8 tail takes exp in double rounded to f32 (the correctly rounded f32
@@ -17,7 +21,8 @@
 //   rope, rope_and_store   theta built by the same chain of f32 products, theta_scale computed on the
 //                 host by the same std::pow call; cos and sin in double rounded to f32 (correctly
 //                 rounded) where the reference calls the C library's cosf/sinf, which glibc 2.36
-//                 gets one ulp off for ~1% of angles: c and s may differ by one ulp.
+//                 gets one ulp off for ~1% of angles: c and s may differ by one ulp. The q/k
+//                 norms of rope_and_store are add_rms_norm's arithmetic over each head.
 #include "cuda/launch.hpp"
 #include "cuda/dependent_launch.cuh"
 #include "cuda/device_math.cuh"
@@ -76,6 +81,42 @@ __global__ void __launch_bounds__(kNormThreads)
   }
 }
 
+// One block per row: x += scale * (y normalised, or y). The norm's squares are summed as
+// add_rms_norm_kernel sums them.
+__global__ void __launch_bounds__(kNormThreads)
+    add_residual_kernel(float* x, const float* y, const float* weight, float scale, int n,
+                        float eps) {
+  const std::size_t row_offset = static_cast<std::size_t>(blockIdx.x) * n;
+  const float* yr = y + row_offset;
+  float* xr = x + row_offset;
+  float norm = 1.0f;
+  if (weight != nullptr) {
+    double sum = 0.0;
+    for (int i = threadIdx.x; i < n; i += kNormThreads) sum += static_cast<double>(mul_rn(yr[i], yr[i]));
+    __shared__ double warp_sums[kNormWarps];
+    sum = detail::warp_sum(sum);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+    __syncthreads();
+    double total = 0.0;
+    for (int w = 0; w < kNormWarps; ++w) total += warp_sums[w];
+    norm = detail::rms_scale(total, n, eps);
+  }
+  for (int i = threadIdx.x; i < n; i += kNormThreads) {
+    float v = weight != nullptr ? mul_rn(mul_rn(yr[i], norm), weight[i]) : yr[i];
+    if (scale != 1.0f) v = mul_rn(v, scale);
+    xr[i] = add_rn(xr[i], v);
+  }
+}
+
+__global__ void scale_and_cap_kernel(float* x, std::size_t n, float scale, float softcap) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    float v = scale != 1.0f ? mul_rn(x[i], scale) : x[i];
+    if (softcap > 0.0f) v = detail::soft_cap(v, softcap);
+    x[i] = v;
+  }
+}
+
 __global__ void add_bias_kernel(float* x, const float* bias, std::size_t total, int width) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -111,11 +152,26 @@ __global__ void swiglu_pairs_kernel(const float* pairs, float* out, std::size_t 
   }
 }
 
+__global__ void geglu_kernel(const float* gate, const float* up, float* out, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = detail::geglu_element(gate[i], up[i]);
+  }
+}
+
+__global__ void geglu_pairs_kernel(const float* pairs, float* out, std::size_t total) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+    out[i] = detail::geglu_element(pairs[2 * i], pairs[2 * i + 1]);
+  }
+}
+
 struct RopeShape {
-  int pairs;  // n_rot / 2
+  int pairs;  // n_rot / 2; 0 rotates nothing
   bool neox;
   float theta_scale, freq_scale;
   const float* freq_factors;
+  float magnitude;  // attn_factor (1: none)
 };
 
 // Rotates dim pair i of `heads` consecutive heads of one row at `position`. theta_i = position *
@@ -130,8 +186,12 @@ __device__ void rotate_pair(float* row, int heads, int head_dim, float position,
   double sin_d = 0.0;
   double cos_d = 0.0;
   sincos(static_cast<double>(angle), &sin_d, &cos_d);
-  const auto c = static_cast<float>(cos_d);
-  const auto s = static_cast<float>(sin_d);
+  auto c = static_cast<float>(cos_d);
+  auto s = static_cast<float>(sin_d);
+  if (r.magnitude != 1.0f) {  // the reference multiplies even by 1; that changes nothing
+    c = mul_rn(c, r.magnitude);
+    s = mul_rn(s, r.magnitude);
+  }
   const int first = r.neox ? i : 2 * i;
   const int second = r.neox ? i + r.pairs : 2 * i + 1;
   for (int h = 0; h < heads; ++h) {
@@ -154,9 +214,23 @@ __global__ void __launch_bounds__(kRopeThreads)
   }
 }
 
-// rope of a row's q and k heads, then its k and v into their KV slot as f16: rope() twice and
-// kv_store() in one launch, with the same arithmetic (the pair's angle is computed once for
-// q and once for k, as the separate launches compute it).
+// RMS-normalises in place each of `heads` heads of head_dim values, a warp per head, as
+// add_rms_norm_kernel normalises a row (squares in f32 summed in double, scale in f32).
+__device__ void normalise_heads(float* row, int heads, int head_dim, const float* weight,
+                                float eps) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  for (int h = static_cast<int>(threadIdx.x) / 32; h < heads; h += kRopeThreads / 32) {
+    float* head = row + static_cast<std::size_t>(h) * head_dim;
+    double sum = 0.0;
+    for (int i = lane; i < head_dim; i += 32) sum += static_cast<double>(mul_rn(head[i], head[i]));
+    const float scale = detail::rms_scale(detail::warp_sum(sum), head_dim, eps);
+    for (int i = lane; i < head_dim; i += 32) head[i] = mul_rn(mul_rn(head[i], scale), weight[i]);
+  }
+}
+
+// A row's q/k norms and rope of its q and k heads, then its k and v into their KV slot as f16:
+// the norms, rope() twice and kv_store() in one launch, with the same arithmetic (the pair's
+// angle is computed once for q and once for k, as the separate launches compute it).
 __global__ void __launch_bounds__(kRopeThreads)
     rope_store_kernel(RopeStoreArgs a, RopeShape r) {
   detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
@@ -166,6 +240,11 @@ __global__ void __launch_bounds__(kRopeThreads)
   const int kv_width = a.kv_heads * a.head_dim;
   float* q_row = a.q + static_cast<std::size_t>(row) * a.q_heads * a.head_dim;
   float* k_row = a.k + static_cast<std::size_t>(row) * kv_width;
+  if (a.q_norm != nullptr || a.k_norm != nullptr) {
+    if (a.q_norm != nullptr) normalise_heads(q_row, a.q_heads, a.head_dim, a.q_norm, a.norm_eps);
+    if (a.k_norm != nullptr) normalise_heads(k_row, a.kv_heads, a.head_dim, a.k_norm, a.norm_eps);
+    __syncthreads();  // a pair's two dims were normalised by other lanes
+  }
   for (int i = threadIdx.x; i < r.pairs; i += kRopeThreads) {
     rotate_pair(q_row, a.q_heads, a.head_dim, position, i, r);
     rotate_pair(k_row, a.kv_heads, a.head_dim, position, i, r);
@@ -192,6 +271,7 @@ bool rope_shape(const RopeArgs& args, int head_dim, RopeShape& shape) {
   shape.neox = args.mode == LPX_ROPE_NEOX;
   shape.freq_scale = args.freq_scale;
   shape.freq_factors = args.freq_factors;
+  shape.magnitude = args.attn_factor != 0.0f ? args.attn_factor : 1.0f;
   return true;
 }
 
@@ -233,6 +313,32 @@ void swiglu_pairs(const float* pairs, float* out, int rows, int n, cudaStream_t 
   if (rows <= 0 || n <= 0) return;
   const std::size_t total = static_cast<std::size_t>(rows) * n;
   swiglu_pairs_kernel<<<element_blocks(total), kElementThreads, 0, stream>>>(pairs, out, total, n);
+}
+
+void geglu(const float* gate, const float* up, float* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  geglu_kernel<<<element_blocks(n), kElementThreads, 0, stream>>>(gate, up, out, n);
+}
+
+void geglu_pairs(const float* pairs, float* out, int rows, int n, cudaStream_t stream) {
+  if (rows <= 0 || n <= 0) return;
+  const std::size_t total = static_cast<std::size_t>(rows) * n;
+  geglu_pairs_kernel<<<element_blocks(total), kElementThreads, 0, stream>>>(pairs, out, total);
+}
+
+void add_residual(float* x, const float* y, const float* norm_weight, float scale, int rows,
+                  int n, float eps, cudaStream_t stream) {
+  if (rows <= 0) return;
+  if (n <= 0) {
+    detail::report_invalid_arguments(stream);
+    return;
+  }
+  add_residual_kernel<<<rows, kNormThreads, 0, stream>>>(x, y, norm_weight, scale, n, eps);
+}
+
+void scale_and_cap(float* x, std::size_t n, float scale, float softcap, cudaStream_t stream) {
+  if (n == 0 || (scale == 1.0f && softcap <= 0.0f)) return;
+  scale_and_cap_kernel<<<element_blocks(n), kElementThreads, 0, stream>>>(x, n, scale, softcap);
 }
 
 void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* positions,

@@ -43,6 +43,8 @@ struct AttentionCase {
   const char* name;
   int n_heads, n_kv_heads, head_dim, block_size, split_positions, max_positions;
   std::vector<std::vector<std::int32_t>> sequences;  // per sequence: its rows' positions
+  int window = 0;        // attended positions (0: all)
+  float softcap = 0.0f;  // > 0: scores bent to softcap * tanh(score / softcap)
 };
 
 // Several sequences' K/V in one paged pool: blocks handed out in shuffled order, every slot no
@@ -124,6 +126,8 @@ class PagedAttention {
     a.n_kv_heads = c_.n_kv_heads;
     a.head_dim = c_.head_dim;
     a.scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim));
+    a.window = c_.window;
+    a.softcap = c_.softcap;
     a.k_pool = d_k_.get();
     a.v_pool = d_v_.get();
     a.block_size = c_.block_size;
@@ -178,6 +182,8 @@ class PagedAttention {
       a.v_cache = v_.data();
       a.block_table = tables_.data() + s * stride_;
       a.block_size = c_.block_size;
+      a.window = static_cast<std::uint32_t>(c_.window);
+      a.softcap = c_.softcap;
       for (std::uint32_t i = 0; i < rows.size(); ++i) {
         reference::attention_row(a, i, 0, a.n_heads, scratch.data());
       }
@@ -192,6 +198,7 @@ class PagedAttention {
     double worst_reference = 0.0;
     for (std::size_t r = 0; r < positions_.size(); ++r) {
       const std::size_t n = std::size_t(positions_[r]) + 1;
+      const std::size_t first = reference::first_attended(positions_[r], std::uint32_t(c_.window));
       const std::size_t stride = static_cast<std::size_t>(stride_);
       const std::int32_t* table = tables_.data() + std::size_t(row_sequence_[r]) * stride;
       for (int h = 0; h < c_.n_heads; ++h) {
@@ -201,14 +208,15 @@ class PagedAttention {
                                    t % c_.block_size;
           return pool.data() + (slot * c_.n_kv_heads + h / group) * dim;
         };
-        std::vector<double> w(n);
-        for (std::size_t t = 0; t < n; ++t) {
+        std::vector<double> w(n, -INFINITY);  // positions before the window weigh 0
+        for (std::size_t t = first; t < n; ++t) {
           double dot = 0.0;
           for (std::size_t d = 0; d < dim; ++d) {
             dot += double(reference::f16_to_f32(reference::f32_to_f16(q[d]))) *
                    double(reference::f16_to_f32(cache(k_, t)[d]));
           }
           w[t] = dot * double(args().scale);
+          if (c_.softcap > 0.0f) w[t] = double(c_.softcap) * std::tanh(w[t] / double(c_.softcap));
         }
         const double max = *std::max_element(w.begin(), w.end());
         double sum = 0.0;
@@ -265,6 +273,16 @@ const AttentionCase kAttentionCases[] = {
     // Head sizes without a flash-decoding instantiation: the generic kernel (tiny models).
     {"generic_d4", 2, 2, 4, 16, 256, 64, {{40, 41, 42}, {0}}},
     {"generic_gqa4x2_d72", 4, 2, 72, 16, 256, 128, {{100}, {15, 16}}},
+    // Sliding windows (Gemma, Phi-3): cutting inside a chunk, across chunks and before any;
+    // rows whose window leaves whole chunks out, rows shorter than the window.
+    {"window_d64", 8, 2, 64, 16, 64, 1024, {{990, 991}, {517}, {100}, {30}}, 100},
+    // Windows starting exactly on a chunk boundary (191 and 192 attend from 64 and 65).
+    {"window_on_chunk_boundary", 4, 2, 64, 16, 64, 256, {{191, 192}, {127}}, 128},
+    {"window_past_max_positions", 6, 2, 64, 16, 64, 128, {{300, 301}, {127}}, 40},
+    // A soft cap that bends (Gemma 2), alone and with a window.
+    {"softcap_d256", 8, 4, 256, 16, 256, 1024, {{700}, {300, 301}, {10}}, 0, 1.0f},
+    {"window_softcap_d128", 8, 8, 128, 16, 128, 1024, {{900}, {255, 256}}, 300, 0.5f},
+    {"generic_window_softcap_d4", 2, 2, 4, 16, 256, 64, {{40, 41, 42}, {0}}, 10, 0.5f},
 };
 
 TEST(CudaAttention, MatchesReferenceAndExactSoftmax) {
@@ -287,29 +305,35 @@ TEST(CudaAttention, MatchesReferenceAndExactSoftmax) {
 
 // Captured once, replayed after the positions change on the device: the launch configuration
 // must not depend on device data.
+// Once plain, once windowed (the chunks before a window exit, whichever they are).
 TEST(CudaAttention, CapturedGraphFollowsNewPositions) {
   LPX_REQUIRE_GPU();
-  std::mt19937 rng(18);
-  PagedAttention attention_case(kAttentionCases[1], rng);
-  cudaStream_t stream = nullptr;
-  ASSERT_TRUE(cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)));
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_TRUE(cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)));
-  attention(attention_case.args(), stream);
-  ASSERT_TRUE(cuda_ok(cudaStreamEndCapture(stream, &graph)));
-  ASSERT_TRUE(cuda_ok(cudaGraphInstantiate(&exec, graph, 0)));
-  for (int replay = 0; replay < 3; ++replay) {
-    SCOPED_TRACE(replay);
-    if (replay > 0) attention_case.move_rows(rng);
-    ASSERT_TRUE(cuda_ok(cudaGraphLaunch(exec, stream)));
-    ASSERT_TRUE(cuda_ok(cudaStreamSynchronize(stream)));
-    attention_case.check();
-    EXPECT_TRUE(attention_case.counters_are_zero());
+  AttentionCase windowed = kAttentionCases[1];
+  windowed.window = 300;
+  for (const AttentionCase& c : {kAttentionCases[1], windowed}) {
+    SCOPED_TRACE(c.window);
+    std::mt19937 rng(18);
+    PagedAttention attention_case(c, rng);
+    cudaStream_t stream = nullptr;
+    ASSERT_TRUE(cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)));
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_TRUE(cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)));
+    attention(attention_case.args(), stream);
+    ASSERT_TRUE(cuda_ok(cudaStreamEndCapture(stream, &graph)));
+    ASSERT_TRUE(cuda_ok(cudaGraphInstantiate(&exec, graph, 0)));
+    for (int replay = 0; replay < 3; ++replay) {
+      SCOPED_TRACE(replay);
+      if (replay > 0) attention_case.move_rows(rng);
+      ASSERT_TRUE(cuda_ok(cudaGraphLaunch(exec, stream)));
+      ASSERT_TRUE(cuda_ok(cudaStreamSynchronize(stream)));
+      attention_case.check();
+      EXPECT_TRUE(attention_case.counters_are_zero());
+    }
+    EXPECT_TRUE(cuda_ok(cudaGraphExecDestroy(exec)));
+    EXPECT_TRUE(cuda_ok(cudaGraphDestroy(graph)));
+    EXPECT_TRUE(cuda_ok(cudaStreamDestroy(stream)));
   }
-  EXPECT_TRUE(cuda_ok(cudaGraphExecDestroy(exec)));
-  EXPECT_TRUE(cuda_ok(cudaGraphDestroy(graph)));
-  EXPECT_TRUE(cuda_ok(cudaStreamDestroy(stream)));
 }
 
 TEST(CudaAttention, RejectsAnUnsupportedHeadDimThroughTheLaunchError) {

@@ -1,5 +1,5 @@
 // The cuda plugin's per-op entries (the quant-backend ABI a host without device models calls:
-// matmul, rms_norm, rope, swiglu, attention, dequantize_row; kernels/cuda/backend/host_ops),
+// matmul, rms_norm, rope, swiglu, geglu, attention, dequantize_row; kernels/cuda/backend/host_ops),
 // loaded as the host loads it, against cpu-scalar with f32 activations: the same arithmetic up
 // to summation order and the documented roundings (launch.hpp). Attention runs over 600
 // positions, so its chunks are merged. Skips where no GPU is usable.
@@ -74,6 +74,20 @@ TEST_F(CudaBackendOps, EveryEntryMatchesCpuScalar) {
     // cos and sin may be one ulp apart (launch.hpp): a few ulp of the row's magnitude.
     expect_near(rot_scalar, rot_cuda, 1e-6, 4e-6, mode == LPX_ROPE_NORMAL ? "rope" : "rope neox");
   }
+  {  // Phi-3's LongRoPE: frequency factors and an attention factor
+    std::vector<float> factors(head_dim / 2);
+    for (std::size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.37f * static_cast<float>(i);
+    const lpx_rope_params params{sizeof(lpx_rope_params), LPX_ROPE_NEOX, head_dim, 10000.0f, 1.0f,
+                                 factors.data(), 1.1902380714238083f};
+    auto rot_scalar = x, rot_cuda = x;
+    scalar.ok([&](const auto& api, lpx_instance* i) {
+      return api.rope(i, rot_scalar.data(), rows, heads, head_dim, positions.data(), &params);
+    });
+    cuda.ok([&](const auto& api, lpx_instance* i) {
+      return api.rope(i, rot_cuda.data(), rows, heads, head_dim, positions.data(), &params);
+    });
+    expect_near(rot_scalar, rot_cuda, 1e-6, 6e-6, "rope with factors and attn_factor");
+  }
 
   const auto up = random.normal(x.size(), 1.0f);
   std::vector<float> act_scalar(x.size()), act_cuda(x.size());
@@ -84,6 +98,15 @@ TEST_F(CudaBackendOps, EveryEntryMatchesCpuScalar) {
     return api.swiglu(i, x.data(), up.data(), act_cuda.data(), x.size());
   });
   expect_near(act_scalar, act_cuda, 0.0, 0.0, "swiglu");  // whole groups of 8: exact
+  scalar.ok([&](const auto& api, lpx_instance* i) {
+    return api.geglu(i, x.data(), up.data(), act_scalar.data(), x.size());
+  });
+  cuda.ok([&](const auto& api, lpx_instance* i) {
+    return api.geglu(i, x.data(), up.data(), act_cuda.data(), x.size());
+  });
+  // tanh correctly rounded against glibc's tanhf (up to 2 ulp apart): 1 + tanh cancels for
+  // negative gates, so the difference is absolute, ~2^-24 * |0.5 gate up| (4e-8 here).
+  expect_near(act_scalar, act_cuda, 1e-6, 1e-6, "geglu");
 
   // Over 600 positions: three chunks of 256, merged by the last to finish.
   ops_test::PagedCache cache(random, context, kv_heads, head_dim, 16);
@@ -97,6 +120,21 @@ TEST_F(CudaBackendOps, EveryEntryMatchesCpuScalar) {
     cuda.ok([&](const auto& api, lpx_instance* i) { return api.attention(i, &args_cuda); });
     // The reference rounds the softmax weights to f16 (attention.cu): ~2^-11 of |v| ~ 1.
     expect_near(att_scalar, att_cuda, 2e-3, 2e-3, "attention");
+  }
+  // Windows that cut inside the first chunk, across chunks and inside the last one (rows at 5,
+  // 300 and 599 attend from 0, 201 and 500 with 100 positions; 0, 1 and 300 with 300), with
+  // and without Gemma 2's soft cap.
+  for (const auto& [window, softcap] : {std::pair{100u, 0.0f}, std::pair{300u, 0.0f},
+                                        std::pair{100u, 2.0f}, std::pair{0u, 2.0f}}) {
+    auto windowed_scalar = args_scalar, windowed_cuda = args_cuda;
+    windowed_scalar.window = windowed_cuda.window = window;
+    windowed_scalar.softcap = windowed_cuda.softcap = softcap;
+    scalar.ok([&](const auto& api, lpx_instance* i) { return api.attention(i, &windowed_scalar); });
+    std::fill(att_cuda.begin(), att_cuda.end(), NAN);
+    cuda.ok([&](const auto& api, lpx_instance* i) { return api.attention(i, &windowed_cuda); });
+    expect_near(att_scalar, att_cuda, 2e-3, 2e-3,
+                ("attention, window " + std::to_string(window) + ", soft cap " +
+                 std::to_string(softcap)).c_str());
   }
 
   kernels::matmul_test::Random weights(6);

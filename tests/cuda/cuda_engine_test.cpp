@@ -15,6 +15,7 @@
 
 #include "cuda/gpu_test_support.hpp"
 #include "engine/engine_test_support.hpp"
+#include "synth/model_shapes.hpp"
 #include "synth/synthetic_model.hpp"
 
 namespace lpx::test {
@@ -47,18 +48,51 @@ double top2_margin(const std::vector<float>& v) {
 // A model file, or a synthetic model (synth:NAME:TYPE: random weights in the exact shapes of a
 // real model, written once into the temp directory). The synthetic ones reach what the tiny
 // model cannot: quantized weights, 64-wide heads (flash-decoding attention), grouped KV heads,
-// 24-30 layers, the stacked and interleaved matrices, and q/k/v biases (Qwen2).
+// 24-30 layers, the stacked and interleaved matrices, and q/k/v biases (Qwen2). The other
+// families' synthetic models keep `layers` of their layers (enough for every kind of layer:
+// Gemma 3's five local and one global, SmolLM3's NoPE fourth) and run prompts longer than
+// their sliding windows, so the windows cut.
 struct ModelCase {
   const char* name;
   std::filesystem::path (*path)();  // null for a synthetic model
-  const char* synth_spec;
+  const char* synth_spec;           // synth:NAME:TYPE, or a shape name with `layers` below
+  std::uint32_t layers = 0;         // > 0: the shape synth_spec names, cut to this many layers
+  std::vector<std::size_t> prompts = {5, 100, 300};
 };
+
+// The shape `like` with its first `layers` layers and at most 32768 tokens (the prompts use
+// ids below 256; a smaller head keeps the CPU reference quick), as TYPE (seed 1), written once
+// into the temp directory. The real 262k-token head runs in the gemma3_270m case.
+core::Expected<std::filesystem::path> family_model(const std::string& like,
+                                                   const std::string& type,
+                                                   std::uint32_t layers) {
+  const core::synth::ModelShape* known = core::synth::find_model_shape(like);
+  if (known == nullptr) return core::not_found("unknown synth shape " + like);
+  core::synth::ModelShape shape = *known;
+  shape.n_layer = layers;
+  shape.n_vocab = std::min<std::uint32_t>(shape.n_vocab, 32768);
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+      ("lpx-synth-v3-" + like + "-" + type + "-" + std::to_string(layers) + "layers-32k.gguf");
+  if (std::filesystem::exists(path)) return path;
+  const std::filesystem::path partial = path.string() + "." + std::to_string(::getpid());
+  auto written = core::synth::write_synthetic_model(shape, *core::synth::synth_type(type), 1,
+                                                    partial.string());
+  if (!written) return tl::unexpected(written.error());
+  std::filesystem::rename(partial, path);
+  return path;
+}
+
+void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
 
 class CudaEngine : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
     LPX_REQUIRE_GPU();
-    if (GetParam().synth_spec != nullptr) {
+    if (GetParam().layers > 0) {
+      auto path = family_model(GetParam().synth_spec, "Q8_0", GetParam().layers);
+      ASSERT_TRUE(path.has_value()) << path.error().message;
+      path_ = *path;
+    } else if (GetParam().synth_spec != nullptr) {
       auto path = core::synth::resolve_model_spec(GetParam().synth_spec);
       ASSERT_TRUE(path.has_value()) << path.error();
       path_ = *path;
@@ -84,9 +118,10 @@ std::vector<std::int32_t> test_prompt(std::size_t length) {
 }
 
 // Prompts of 5 tokens (GEMV prefill), 100 (cuBLAS prefill) and 300 (attention over two chunks
-// of 256 positions, merged; decode steps through the graphs).
+// of 256 positions, merged; decode steps through the graphs), and for windowed families one
+// longer than the window.
 TEST_P(CudaEngine, TeacherForcedLogitsMatchTheCpu) {
-  for (std::size_t prompt_length : {5u, 100u, 300u}) {
+  for (std::size_t prompt_length : GetParam().prompts) {
     ForwardRig cpu_run(host_, model_path(), "cpu", kCpuF32);
     ForwardRig gpu_run(host_, model_path(), "cuda", {});
     std::vector<std::int32_t> next = test_prompt(prompt_length);
@@ -172,7 +207,18 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,
                                            ModelCase{"synthetic_smollm2_q4_1", nullptr,
                                                      "synth:smollm2-135m:Q4_1"},
                                            ModelCase{"synthetic_qwen2_q8_0", nullptr,
-                                                     "synth:qwen2.5-0.5b:Q8_0"}),
+                                                     "synth:qwen2.5-0.5b:Q8_0"},
+                                           ModelCase{"gemma3_270m_q4_k_m", &gemma3_path, nullptr,
+                                                     0, {5, 100, 600}},
+                                           ModelCase{"synthetic_qwen3", nullptr, "qwen3-0.6b", 3},
+                                           ModelCase{"synthetic_gemma3", nullptr, "gemma3-1b", 6,
+                                                     {5, 100, 600}},
+                                           ModelCase{"synthetic_gemma2", nullptr, "gemma2-2b", 2,
+                                                     {5, 300}},
+                                           ModelCase{"synthetic_phi3", nullptr, "phi3-mini", 2},
+                                           ModelCase{"synthetic_smollm3", nullptr, "smollm3-3b", 4},
+                                           ModelCase{"synthetic_granite", nullptr,
+                                                     "granite-3.3-2b", 2}),
                          [](const ::testing::TestParamInfo<ModelCase>& param_info) {
                            return std::string(param_info.param.name);
                          });
@@ -207,7 +253,7 @@ TEST(CudaDevice, ADescriptionWithUnsupportedFeaturesIsRefusedBeforeAllocating) {
   ASSERT_TRUE(instance.has_value()) << instance.error();
   auto backend = core::Backend::adopt(instance->instance);
   ASSERT_TRUE(backend.has_value()) << backend.error();
-  EXPECT_EQ(backend->model_features(), LPX_FEATURE_QKV_BIAS | LPX_FEATURE_ROPE_FACTORS);
+  EXPECT_EQ(backend->model_features(), LPX_MODEL_FEATURES_2_0);  // every feature of 2.0
 
   core::TransformerModel model;
   lpx_transformer_desc& d = model.desc();
@@ -225,16 +271,18 @@ TEST(CudaDevice, ADescriptionWithUnsupportedFeaturesIsRefusedBeforeAllocating) {
   d.max_sequences = 1;
   d.max_context = 64;
   d.layer_stride = sizeof(lpx_transformer_layer);
-  d.features = LPX_FEATURE_QK_NORM | LPX_FEATURE_GELU;  // no tensors: nothing may be read
+  // A feature of a later minor version (no tensors: nothing may be read).
+  constexpr std::uint64_t kLaterFeature = std::uint64_t{1} << 40;
+  d.features = LPX_FEATURE_QK_NORM | kLaterFeature;
   std::size_t free_before = 0, free_after = 0, total = 0;
   ASSERT_TRUE(cuda_ok(cudaMemGetInfo(&free_before, &total)));
   try {
     lpx_device_model_info info{};
     backend->load_model(d, info);
-    FAIL() << "a model needing q/k norms and GeGLU was loaded";
+    FAIL() << "a model needing a feature unknown to the backend was loaded";
   } catch (const core::EngineError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("it lacks q/k norms, GeGLU feed-forward"), std::string::npos) << message;
+    EXPECT_NE(message.find("it lacks feature bit 1099511627776"), std::string::npos) << message;
   }
   ASSERT_TRUE(cuda_ok(cudaMemGetInfo(&free_after, &total)));
   EXPECT_EQ(free_after, free_before);

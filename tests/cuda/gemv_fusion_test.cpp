@@ -4,9 +4,10 @@
 //    the reference matmul within the bound of gemv.cu, and a row's result does not depend on
 //    the batch it comes in;
 //  - kAccumulate equals gemv then add_in_place, bit for bit (with and without a bias);
-//  - kSwigluPairs over an interleaved gate/up weight equals a plain gemv of that weight then
-//    swiglu_pairs, bit for bit (with a normalised input too), and swiglu_pairs equals
-//    reference::swiglu on the de-interleaved rows (bit for bit on the whole groups of 8).
+//  - kSwigluPairs (kGegluPairs) over an interleaved gate/up weight equals a plain gemv of that
+//    weight then swiglu_pairs (geglu_pairs), bit for bit (with a normalised input too);
+//    swiglu_pairs equals reference::swiglu on the de-interleaved rows (bit for bit on the whole
+//    groups of 8), and geglu_pairs equals geglu on them.
 // The fast path and the per-element fallback alike. Every test skips when no GPU is usable.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -175,42 +176,44 @@ std::vector<std::uint8_t> interleave(const std::vector<std::uint8_t>& gate,
   return out;
 }
 
-TEST_P(GemvFusion, SwigluPairsEqualGemvThenSwigluPairs) {
+TEST_P(GemvFusion, GatedPairsEqualGemvThenTheirPairKernel) {
   LPX_REQUIRE_GPU();
   const std::int32_t type = GetParam();
   matmul_test::Random random(9000u + static_cast<std::uint32_t>(type));
   const std::size_t columns = columns_for(type), batch = 11;
   const std::size_t row_bytes = row_bytes_of(type, columns);
-  for (const std::size_t n : {96u, 100u}) {  // 100: a tail of 4 outside the groups of 8
-    const std::vector<std::uint8_t> stacked =
-        interleave(random_weights(random, type, n, columns),
-                   random_weights(random, type, n, columns), n, row_bytes);
-    const std::vector<float> x = random.activations(batch, columns);
-    const DeviceBuffer<float> g(norm_weights(random, columns));
-    const DeviceBytes w = upload_bytes(stacked, 0);
-    const DeviceWeight weight = device_weight(type, w, 2 * n, columns);
-    for (const std::size_t x_offset : {0u, 1u}) {
-      for (const bool normalised : {false, true}) {
-        SCOPED_TRACE(type_name(type) + " n " + std::to_string(n) +
-                     (x_offset == 0 ? " fast path" : " fallback") +
-                     (normalised ? " normalised" : ""));
-        const OffsetRows device_x = upload_rows(x, x_offset);
-        const GemvInput in{device_x.get(), normalised ? g.get() : nullptr, kEps};
-        DeviceBuffer<float> fused(std::vector<float>(batch * n + 1, nan_sentinel()));
-        gemv(weight, in,
-             single_gemv_output(fused.get(), static_cast<std::int64_t>(n), nullptr,
-                                GemvStore::kSwigluPairs),
-             static_cast<int>(batch), nullptr);
-        DeviceBuffer<float> products(batch * 2 * n);
-        gemv(weight, in, single_gemv_output(products.get(), static_cast<std::int64_t>(2 * n)),
-             static_cast<int>(batch), nullptr);
-        DeviceBuffer<float> separate(std::vector<float>(batch * n + 1, nan_sentinel()));
-        swiglu_pairs(products.get(), separate.get(), static_cast<int>(batch), static_cast<int>(n),
-                     nullptr);
-        EXPECT_CUDA_OK(cudaDeviceSynchronize());
-        const std::vector<float> got = fused.download();
-        EXPECT_TRUE(matmul_test::same_bits(separate.download(), got));
-        EXPECT_TRUE(std::isnan(got.back())) << "wrote past batch x n";
+  for (const GemvStore store : {GemvStore::kSwigluPairs, GemvStore::kGegluPairs}) {
+    const bool gelu = store == GemvStore::kGegluPairs;
+    for (const std::size_t n : {96u, 100u}) {  // 100: a tail of 4 outside the groups of 8
+      const std::vector<std::uint8_t> stacked =
+          interleave(random_weights(random, type, n, columns),
+                     random_weights(random, type, n, columns), n, row_bytes);
+      const std::vector<float> x = random.activations(batch, columns);
+      const DeviceBuffer<float> g(norm_weights(random, columns));
+      const DeviceBytes w = upload_bytes(stacked, 0);
+      const DeviceWeight weight = device_weight(type, w, 2 * n, columns);
+      for (const std::size_t x_offset : {0u, 1u}) {
+        for (const bool normalised : {false, true}) {
+          SCOPED_TRACE(type_name(type) + (gelu ? " geglu" : " swiglu") + " n " + std::to_string(n) +
+                       (x_offset == 0 ? " fast path" : " fallback") +
+                       (normalised ? " normalised" : ""));
+          const OffsetRows device_x = upload_rows(x, x_offset);
+          const GemvInput in{device_x.get(), normalised ? g.get() : nullptr, kEps};
+          DeviceBuffer<float> fused(std::vector<float>(batch * n + 1, nan_sentinel()));
+          gemv(weight, in,
+               single_gemv_output(fused.get(), static_cast<std::int64_t>(n), nullptr, store),
+               static_cast<int>(batch), nullptr);
+          DeviceBuffer<float> products(batch * 2 * n);
+          gemv(weight, in, single_gemv_output(products.get(), static_cast<std::int64_t>(2 * n)),
+               static_cast<int>(batch), nullptr);
+          DeviceBuffer<float> separate(std::vector<float>(batch * n + 1, nan_sentinel()));
+          (gelu ? geglu_pairs : swiglu_pairs)(products.get(), separate.get(),
+                                              static_cast<int>(batch), static_cast<int>(n), nullptr);
+          EXPECT_CUDA_OK(cudaDeviceSynchronize());
+          const std::vector<float> got = fused.download();
+          EXPECT_TRUE(matmul_test::same_bits(separate.download(), got));
+          EXPECT_TRUE(std::isnan(got.back())) << "wrote past batch x n";
+        }
       }
     }
   }
@@ -243,6 +246,26 @@ TEST(GemvFusionChecks, MismatchedPairOutputsGiveNaN) {
     EXPECT_CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(std::isnan(y.download()[0])) << c.rows << " rows, " << c.out_rows << " outputs";
   }
+}
+
+// geglu_pairs against geglu of each row's de-interleaved gate and up: bit for bit.
+TEST(GegluPairs, EqualsGegluOfTheDeinterleavedRows) {
+  LPX_REQUIRE_GPU();
+  matmul_test::Random random(9700u);
+  const std::size_t rows = 3, n = 1000;
+  std::vector<float> pairs = random.activations(rows, 2 * n);
+  for (float& v : pairs) v *= 4.0f;
+  std::vector<float> gate(rows * n), up(rows * n);
+  for (std::size_t i = 0; i < rows * n; ++i) {
+    gate[i] = pairs[2 * i];
+    up[i] = pairs[2 * i + 1];
+  }
+  const DeviceBuffer<float> device_pairs(pairs), device_gate(gate), device_up(up);
+  DeviceBuffer<float> paired(rows * n), separate(rows * n);
+  geglu_pairs(device_pairs.get(), paired.get(), static_cast<int>(rows), static_cast<int>(n), nullptr);
+  geglu(device_gate.get(), device_up.get(), separate.get(), rows * n, nullptr);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(matmul_test::same_bits(separate.download(), paired.download()));
 }
 
 // swiglu_pairs against reference::swiglu of each row's de-interleaved gate and up: exact on

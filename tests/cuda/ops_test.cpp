@@ -9,6 +9,8 @@
 //   swiglu: exact for the whole groups of 8; the n % 8 tail within 2 ulp (glibc's expf is not
 //     always correctly rounded).
 //   rope: within 2^-21 * (|x0| + |x1|) of the pair's inputs (cos and sin one ulp apart at most).
+//   add_residual: x exact given the norm, the norm within 2 ulp; geglu and scale_and_cap: tanh
+//     correctly rounded against glibc's tanhf, so within a few ulp of the terms tanh enters.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -81,6 +83,98 @@ TEST(CudaOps, AddRmsNormAddsTheResidualExactlyAndNormalisesWithinTwoUlp) {
       ASSERT_LE(ulps(in_place[i], expected[i]), 2) << "in place, n " << n << " i " << i;
     }
   }
+}
+
+// x + scale * rms_norm(y) (Gemma's post-norms, Granite's residual scale), and the plain
+// scaled add, against the reference norm.
+TEST(CudaOps, AddResidualNormalisesAndScalesAsTheReference) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(19);
+  for (int n : {5, 640, 2304}) {
+    for (const float scale : {1.0f, 0.22f}) {
+      for (const bool norm : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << "n " << n << " scale " << scale << " norm " << norm);
+        const int rows = 3;
+        const std::vector<float> x = normal(rng, std::size_t(rows) * n, 3.0f);
+        const std::vector<float> y = normal(rng, x.size(), 20.0f);
+        const std::vector<float> weight = normal(rng, n, 1.0f);
+        DeviceBuffer<float> d_x(x), d_y(y), d_weight(weight);
+        add_residual(d_x.get(), d_y.get(), norm ? d_weight.get() : nullptr, scale, rows, n,
+                     1e-6f, nullptr);
+        ASSERT_TRUE(finished());
+        const std::vector<float> got = d_x.download();
+        EXPECT_EQ(d_y.download(), y);  // y is not written
+        std::vector<float> term = y;
+        for (int r = 0; r < rows && norm; ++r) {
+          reference::rms_norm_row(y.data() + std::size_t(r) * n, weight.data(),
+                                  term.data() + std::size_t(r) * n, n, 1e-6f);
+        }
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const float expected = x[i] + (scale != 1.0f ? term[i] * scale : term[i]);
+          if (norm) {  // the norm's output within 2 ulp, then a product and a sum
+            ASSERT_NEAR(got[i], expected,
+                        std::ldexp(std::fabs(term[i] * scale), -21) + std::ldexp(std::fabs(expected), -23))
+                << i;
+          } else {
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(expected)) << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The embedding scale (no cap), and the logit scale with Gemma 2's final soft cap.
+TEST(CudaOps, ScaleAndCapScalesThenBendsAsTheReference) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(20);
+  const std::vector<float> x = normal(rng, 5000, 40.0f);
+  for (const auto& [scale, cap] : {std::pair{25.3f, 0.0f}, std::pair{0.125f, 30.0f},
+                                   std::pair{1.0f, 30.0f}, std::pair{1.0f, 0.0f}}) {
+    DeviceBuffer<float> d_x(x);
+    scale_and_cap(d_x.get(), x.size(), scale, cap, nullptr);
+    ASSERT_TRUE(finished());
+    const std::vector<float> got = d_x.download();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      float expected = scale != 1.0f ? x[i] * scale : x[i];
+      if (cap > 0.0f) {
+        expected = cap * std::tanh(expected * (1.0f / cap));
+        // tanhf may be 2 ulp off the correctly rounded tanh, times the cap; then one rounding.
+        ASSERT_LE(std::fabs(double(got[i]) - double(expected)),
+                  std::ldexp(double(cap), -22) + std::ldexp(std::fabs(double(expected)), -23))
+            << "scale " << scale << " cap " << cap << " i " << i;
+      } else {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(expected)) << i;
+      }
+    }
+  }
+}
+
+// GeGLU against reference::geglu: tanh may be one ulp apart, which moves gelu by up to
+// 2^-24 * |0.5 gate| (times up); everything else rounds as the reference rounds it.
+TEST(CudaOps, GegluMatchesTheReferenceWithinTanhsUlp) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(21);
+  const std::size_t n = 8 * 397 + 5;
+  std::vector<float> gate = normal(rng, n, 3.0f);
+  gate[1] = -30.0f;
+  gate[2] = 30.0f;
+  gate[3] = 0.0f;
+  const std::vector<float> up = normal(rng, n, 1.0f);
+  std::vector<float> expected(n);
+  reference::geglu(gate.data(), up.data(), expected.data(), n);
+  DeviceBuffer<float> d_gate(gate), d_up(up), d_out(n);
+  geglu(d_gate.get(), d_up.get(), d_out.get(), n, nullptr);
+  ASSERT_TRUE(finished());
+  const std::vector<float> got = d_out.download();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double bound = std::ldexp(std::fabs(gate[i] * up[i]), -23) +
+                         std::ldexp(std::fabs(expected[i]), -22);
+    ASSERT_LE(std::fabs(double(got[i]) - double(expected[i])), bound)
+        << i << ": gate " << gate[i] << " got " << got[i] << " reference " << expected[i];
+  }
+  EXPECT_EQ(got[2], gate[2] * up[2]);  // tanh(large) is 1: gelu(v) = v
+  EXPECT_EQ(got[3], 0.0f);
 }
 
 TEST(CudaOps, AddBiasAndAddInPlaceAreExact) {
@@ -303,6 +397,85 @@ TEST(CudaOps, RopeAndStoreEqualsRopeTwiceThenKvStore) {
       EXPECT_EQ(k2.download(), k1.download());
       EXPECT_EQ(kp2.download(), kp1.download());
       EXPECT_EQ(vp2.download(), vp1.download());
+    }
+  }
+}
+
+// Qwen3's and Gemma 3's q/k norms inside rope_and_store: the same as rms_norm over rows of
+// head_dim (within its 2 ulp: the double sums add in another order), then rope, then kv_store;
+// and a NoPE layer (n_rot 0) stores k and v unrotated.
+TEST(CudaOps, RopeAndStoreNormalisesHeadsFirstAndSkipsRopeForNope) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(22);
+  const std::vector<std::int32_t> positions = {5, 0, 700};
+  const std::vector<std::int32_t> slots = {17, -1, 40};
+  DeviceBuffer<std::int32_t> d_positions(positions), d_slots(slots);
+  const struct {
+    int head_dim, n_rot, q_heads, kv_heads;
+    float attn_factor;
+  } cases[] = {{256, 256, 4, 1, 1.0f},   // Gemma 3
+               {256, 0, 4, 1, 1.0f},     // a NoPE layer
+               {80, 80, 6, 2, 1.19f},    // heads of 80 (not a multiple of 32), an attn factor
+               {128, 64, 16, 8, 1.0f}};  // partial rope, Qwen3's heads
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "head_dim " << c.head_dim << " n_rot " << c.n_rot);
+    const int rows = 3, head_dim = c.head_dim, width = c.kv_heads * head_dim;
+    const std::vector<std::uint16_t> pool(std::size_t{48} * width, 0xABCD);
+    const std::vector<float> q_norm = normal(rng, head_dim, 1.0f);
+    const std::vector<float> k_norm = normal(rng, head_dim, 1.0f);
+    DeviceBuffer<float> d_q_norm(q_norm), d_k_norm(k_norm);
+    const std::vector<float> q = normal(rng, std::size_t(rows) * c.q_heads * head_dim, 2.0f);
+    const std::vector<float> k = normal(rng, std::size_t(rows) * width, 2.0f);
+    const std::vector<float> v = normal(rng, std::size_t(rows) * width, 2.0f);
+    RopeArgs args;
+    args.mode = LPX_ROPE_NEOX;
+    args.n_rot = c.n_rot;
+    args.freq_base = 1000000.0f;
+    args.attn_factor = c.attn_factor;
+    // Separate launches: the norms over rows of head_dim, rope, the store.
+    DeviceBuffer<float> q1(q), k1(k), v1(v);
+    DeviceBuffer<std::uint16_t> kp1(pool), vp1(pool);
+    rms_norm(q1.get(), d_q_norm.get(), q1.get(), rows * c.q_heads, head_dim, 1e-6f, nullptr);
+    rms_norm(k1.get(), d_k_norm.get(), k1.get(), rows * c.kv_heads, head_dim, 1e-6f, nullptr);
+    rope(q1.get(), rows, c.q_heads, head_dim, d_positions.get(), args, nullptr);
+    rope(k1.get(), rows, c.kv_heads, head_dim, d_positions.get(), args, nullptr);
+    kv_store(k1.get(), v1.get(), kp1.get(), vp1.get(), d_slots.get(), rows, width, nullptr);
+    // One launch.
+    DeviceBuffer<float> q2(q), k2(k), v2(v);
+    DeviceBuffer<std::uint16_t> kp2(pool), vp2(pool);
+    RopeStoreArgs a;
+    a.q = q2.get();
+    a.k = k2.get();
+    a.v = v2.get();
+    a.rows = rows;
+    a.q_heads = c.q_heads;
+    a.kv_heads = c.kv_heads;
+    a.head_dim = head_dim;
+    a.positions = d_positions.get();
+    a.k_pool = kp2.get();
+    a.v_pool = vp2.get();
+    a.slots = d_slots.get();
+    a.q_norm = d_q_norm.get();
+    a.k_norm = d_k_norm.get();
+    a.norm_eps = 1e-6f;
+    rope_and_store(a, args, nullptr);
+    ASSERT_TRUE(finished());
+    for (const auto& [fused, separate] : {std::pair{&q2, &q1}, std::pair{&k2, &k1}}) {
+      const std::vector<float> got = fused->download(), expected = separate->download();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        // 2 ulp of the normalised values (|v| < 8 here), carried through a pair's rotation.
+        ASSERT_NEAR(got[i], expected[i], 4e-6 + 1e-6 * double(std::fabs(expected[i]))) << i;
+      }
+    }
+    const std::vector<std::uint16_t> stored = kp2.download(), expected = kp1.download();
+    for (std::size_t i = 0; i < stored.size(); ++i) {  // f16 of nearly equal values
+      ASSERT_NEAR(reference::f16_to_f32(stored[i]), reference::f16_to_f32(expected[i]),
+                  std::ldexp(double(std::fabs(reference::f16_to_f32(expected[i]))), -10) + 1e-6) << i;
+    }
+    EXPECT_EQ(vp2.download(), vp1.download());
+    if (c.n_rot == 0) {  // nothing rotated: the normalised k is what was stored
+      const std::vector<float> k_out = k2.download();
+      EXPECT_EQ(reference::f32_to_f16(k_out[0]), stored[std::size_t{17} * width]);
     }
   }
 }

@@ -75,9 +75,8 @@ class CudaBackend final : public lpx::DeviceBackend {
   void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
     ops().swiglu(gate, up, out, n);
   }
-  // No GeGLU kernel yet: model_features leaves it out, so the engine never asks for it.
-  void geglu(const float*, const float*, float*, std::size_t) override {
-    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda backend has no GeGLU kernel yet");
+  void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
+    ops().geglu(gate, up, out, n);
   }
   void attention(const lpx_attention_args& args) override { ops().attention(args); }
 

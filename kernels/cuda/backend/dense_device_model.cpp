@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <lpx/cpp/status.hpp>
 
@@ -38,14 +39,29 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
       max_rows_(static_cast<int>(std::max(desc.max_rows, desc.max_sequences))),
       max_sequences_(static_cast<int>(desc.max_sequences)),
       attention_rows_(std::min(max_rows_, kAttentionRows)) {
+  for (std::size_t i = 0; i < desc.layers.size(); ++i) {
+    const lpx_rope_params& from = desc.layers[i].rope;
+    k::RopeArgs rope;
+    rope.mode = from.mode;
+    rope.n_rot = static_cast<int>(from.n_rot);
+    rope.freq_base = from.freq_base;
+    rope.freq_scale = from.freq_scale;
+    rope.freq_factors = weights_.layers[i].rope_freq_factors;  // on the device
+    rope.attn_factor = from.attn_factor;
+    ropes_.push_back(rope);
+    windows_.push_back(static_cast<int>(desc.layers[i].window));
+  }
+  // The widest window when every layer has one (how far back any row reads), else 0.
+  kv_window_ = *std::max_element(windows_.begin(), windows_.end());
+  if (*std::min_element(windows_.begin(), windows_.end()) == 0) kv_window_ = 0;
+  const bool separate_residual =
+      desc.residual_scale != 1.0f ||
+      std::any_of(desc.layers.begin(), desc.layers.end(), [](const DenseLayer& l) {
+        return l.post_attention_norm != nullptr || l.post_ffn_norm != nullptr;
+      });
   shape_.layers.clear();  // only the numbers are kept
+  shape_.split_views.clear();
   shape_.token_embd = shape_.output_norm = shape_.output = nullptr;
-  shape_.rope.freq_factors = nullptr;
-  rope_.mode = desc.rope.mode;
-  rope_.n_rot = static_cast<int>(desc.rope.n_rot);
-  rope_.freq_base = desc.rope.freq_base;
-  rope_.freq_scale = desc.rope.freq_scale;
-  rope_.freq_factors = weights_.rope_freq_factors;  // on the device
   kv_ = DeviceArray<std::uint16_t>(pool_elements_ * 2 * desc.n_layer, "the KV cache");
   check_cuda(cudaMemset(kv_.get(), 0, kv_.bytes()), "clearing the KV cache");
   DeviceMatmul::Limits limits = matmul_limits(desc);  // from the hyperparameters; the weights
@@ -83,6 +99,7 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
       std::all_of(weights_.layers.begin(), weights_.layers.end(),
                   [](const DeviceLayer& layer) { return layer.ffn_gate_up.rows > 0; });
   if (!all_interleaved) up_ = DeviceArray<float>(rows * desc.n_ff, "activations");
+  if (separate_residual) proj_ = DeviceArray<float>(rows * embd, "activations");
   const std::size_t outputs = static_cast<std::size_t>(max_sequences_);
   head_in_ = DeviceArray<float>(outputs * embd, "activations");
   logits_ = DeviceArray<float>(outputs * desc.n_vocab, "logits");
@@ -117,7 +134,8 @@ void DenseDeviceModel::describe(lpx_device_model_info& info) const {
   info.kv_cache_bytes = kv_.bytes();
   info.workspace_bytes =
       matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + q_.bytes() + attn_.bytes() +
-      k_.bytes() + v_.bytes() + ffn_.bytes() + up_.bytes() + head_in_.bytes() + logits_.bytes() +
+      k_.bytes() + v_.bytes() + ffn_.bytes() + up_.bytes() + proj_.bytes() + head_in_.bytes() +
+      logits_.bytes() +
       attention_partial_.bytes() + attention_counters_.bytes() + programs_.bytes();
   std::size_t free = 0;
   std::size_t total = 0;
@@ -181,6 +199,7 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
     if (end < begin || end > a.n_rows) invalid("sequence_rows must be ascending");
     const std::int32_t* table = a.block_tables + std::size_t{s} * a.block_table_stride;
     std::int32_t last = -1;
+    std::int32_t first = std::numeric_limits<std::int32_t>::max();
     for (std::uint32_t r = begin; r < end; ++r) {
       const std::int32_t p = a.positions[r];
       if (p < 0 || p >= static_cast<std::int32_t>(shape_.max_context)) {
@@ -195,16 +214,23 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
       slots[r] = block * block_size + p % block_size;
       row_sequence[r] = static_cast<std::int32_t>(s);
       last = std::max(last, p);
+      first = std::min(first, p);
       shape.max_positions = std::max(shape.max_positions, p + 1);
     }
     if (last < 0) continue;  // a sequence without rows this step
     const std::int32_t blocks = last / block_size + 1;
+    // Where every layer is windowed the cache gives back blocks no row attends to any more
+    // (kv_cache.hpp): entries -1, wholly before the first row's window. No kernel reads them;
+    // they map to the sink block. Every other entry must be a block of the pool.
+    const std::int32_t attended_from = kv_window_ > 0 ? std::max(0, first - kv_window_ + 1) : 0;
+    std::int32_t* staged = tables + std::size_t{s} * table_stride_;
     for (std::int32_t b = 0; b < blocks; ++b) {
-      if (table[b] < 0 || table[b] >= static_cast<std::int32_t>(shape_.kv_blocks)) {
+      const bool given_back = table[b] < 0 && (b + 1) * block_size <= attended_from;
+      if (!given_back && (table[b] < 0 || table[b] >= static_cast<std::int32_t>(shape_.kv_blocks))) {
         invalid("KV block " + std::to_string(table[b]) + " out of range");
       }
+      staged[b] = given_back ? static_cast<std::int32_t>(shape_.kv_blocks) : table[b];
     }
-    std::copy_n(table, blocks, tables + std::size_t{s} * table_stride_);
     shape.table_blocks = std::max(shape.table_blocks, blocks);
   }
   if (bucket > 0) {
@@ -299,7 +325,10 @@ void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
   store.k_pool = k_pool;
   store.v_pool = v_pool;
   store.slots = slots_;
-  k::rope_and_store(store, rope_, stream_);
+  store.q_norm = layer.q_norm;
+  store.k_norm = layer.k_norm;
+  store.norm_eps = shape_.rms_norm_eps;
+  k::rope_and_store(store, ropes_[static_cast<std::size_t>(index)], stream_);
   for (int r = 0; r < s.rows; r += attention_rows_) {
     k::AttentionArgs args;
     args.q = q_.get() + static_cast<std::size_t>(r) * q_width_;
@@ -313,6 +342,8 @@ void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     args.n_kv_heads = static_cast<int>(shape_.n_head_kv);
     args.head_dim = head_dim;
     args.scale = shape_.attention_scale;
+    args.window = windows_[static_cast<std::size_t>(index)];
+    args.softcap = shape_.attention_softcap;
     args.k_pool = k_pool;
     args.v_pool = v_pool;
     args.block_size = static_cast<int>(shape_.kv_block_size);
@@ -322,22 +353,25 @@ void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     args.chunk_counters = attention_counters_.get();
     k::attention(args, stream_);
   }
-  // The output projection joins the residual stream.
-  matmul_->run(layer.wo, k::GemvInput{attn_.get()}, residual_output(layer.wo.rows), s.rows);
+  add_to_residual(s, layer.wo, attn_.get(), layer.post_attention_norm);
 }
 
 void DenseDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
   const k::GemvInput normed{x_.get(), layer.ffn_norm, shape_.rms_norm_eps};
-  if (layer.ffn_gate_up.rows > 0) {  // interleaved: SwiGLU stored by the same launch
+  if (layer.ffn_gate_up.rows > 0) {  // interleaved: SwiGLU (GeGLU) stored by the same launch
     matmul_->run(layer.ffn_gate_up, normed,
                  k::single_gemv_output(ffn_.get(), shape_.n_ff, nullptr,
-                                       k::GemvStore::kSwigluPairs),
+                                       shape_.gelu ? k::GemvStore::kGegluPairs
+                                                   : k::GemvStore::kSwigluPairs),
                  s.rows);
   } else {
     matmul_->run(layer.ffn_gate, normed, k::single_gemv_output(ffn_.get(), shape_.n_ff),
                  s.rows);
     matmul_->run(layer.ffn_up, normed, k::single_gemv_output(up_.get(), shape_.n_ff), s.rows);
-    if (shape_.n_ff % 8 == 0) {
+    if (shape_.gelu) {  // element by element: no per-call tail
+      k::geglu(ffn_.get(), up_.get(), ffn_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
+               stream_);
+    } else if (shape_.n_ff % 8 == 0) {
       k::swiglu(ffn_.get(), up_.get(), ffn_.get(), static_cast<std::size_t>(s.rows) * shape_.n_ff,
                 stream_);
     } else {  // the kernel, like the reference, treats a call's last n % 8 elements apart
@@ -348,17 +382,27 @@ void DenseDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer&
       }
     }
   }
-  matmul_->run(layer.ffn_down, k::GemvInput{ffn_.get()}, residual_output(layer.ffn_down.rows),
-               s.rows);
+  add_to_residual(s, layer.ffn_down, ffn_.get(), layer.post_ffn_norm);
 }
 
-k::GemvOutput DenseDeviceModel::residual_output(std::int64_t rows) const {
-  return k::single_gemv_output(x_.get(), rows, nullptr, k::GemvStore::kAccumulate);
+void DenseDeviceModel::add_to_residual(const StepShape& s, const k::DeviceWeight& w,
+                                       const float* in, const float* post_norm) {
+  if (post_norm == nullptr && shape_.residual_scale == 1.0f) {  // the GEMV adds its products
+    matmul_->run(w, k::GemvInput{in},
+                 k::single_gemv_output(x_.get(), w.rows, nullptr, k::GemvStore::kAccumulate),
+                 s.rows);
+    return;
+  }
+  matmul_->run(w, k::GemvInput{in}, k::single_gemv_output(proj_.get(), w.rows), s.rows);
+  k::add_residual(x_.get(), proj_.get(), post_norm, shape_.residual_scale, s.rows,
+                  static_cast<int>(shape_.n_embd), shape_.rms_norm_eps, stream_);
 }
 
 void DenseDeviceModel::enqueue_step(const StepShape& s) {
   const int embd = static_cast<int>(shape_.n_embd);
   k::embed_rows(weights_.token_embd, tokens_, s.rows, x_.get(), stream_);
+  k::scale_and_cap(x_.get(), static_cast<std::size_t>(s.rows) * embd, shape_.embedding_scale,
+                   0.0f, stream_);
   for (std::size_t i = 0; i < weights_.layers.size(); ++i) {
     attention_block(s, weights_.layers[i], static_cast<int>(i));
     feed_forward_block(s, weights_.layers[i]);
@@ -369,6 +413,8 @@ void DenseDeviceModel::enqueue_step(const StepShape& s) {
                k::GemvInput{head_in_.get(), weights_.output_norm, shape_.rms_norm_eps},
                k::single_gemv_output(logits_.get(), shape_.n_vocab), s.outputs);
   const int n_vocab = static_cast<int>(shape_.n_vocab);
+  k::scale_and_cap(logits_.get(), static_cast<std::size_t>(s.outputs) * n_vocab,
+                   shape_.logit_scale, shape_.final_softcap, stream_);
   if (s.programs) {
     k::sample_rows(logits_.get(), s.outputs, n_vocab, programs_.get(), argmax_.get(), stream_);
   } else {

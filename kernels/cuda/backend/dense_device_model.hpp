@@ -7,12 +7,17 @@
 // Per layer, at decode sizes, six launches:
 //   q, k, v     one GEMV over the stacked matrices, reading the residual stream x normalised
 //               on the fly (attn_norm) and adding the biases;
-//   RoPE of q and k, and k, v into the paged f16 KV cache, in one kernel;
-//   attention   flash-decoding, the chunks merged by the last to finish;
+//   the q/k norms and RoPE of q and k (each where the layer has them), and k, v into the
+//               paged f16 KV cache, in one kernel;
+//   attention   flash-decoding over the layer's window, the chunks merged by the last to finish;
 //   output      GEMV whose products are added to x (the residual add);
 //   gate, up    one GEMV over the interleaved matrices, reading x normalised (ffn_norm) and
-//               storing SwiGLU of each gate/up pair;
+//               storing SwiGLU (or GeGLU) of each gate/up pair;
 //   down        GEMV added to x.
+// A layer with post-norms (Gemma) or a model with a residual scale (Granite) writes the output
+// and down products apart instead, and one more kernel per block adds them to x, normalised
+// and scaled. The embedding scale, the logit scale and the final soft cap are one element-wise
+// kernel each, where the model has them.
 // Prefill-sized steps run the same sequence with the norm, the residual add and SwiGLU as
 // separate kernels around cuBLAS (DeviceMatmul); matrices that could not be stacked
 // (DeviceWeights) run one by one.
@@ -34,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <lpx/cpp/plugin.hpp>
 
@@ -71,8 +77,10 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   void enqueue_step(const StepShape& shape);  // every kernel of the step, on stream_
   void attention_block(const StepShape& shape, const DeviceLayer& layer, int index);
   void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
-  // The residual stream x as DeviceMatmul::run's output: products added to it.
-  kernels::cuda::GemvOutput residual_output(std::int64_t rows) const;
+  // Runs w over `in` for the rows of the step, its products joining the residual stream x:
+  // added by the GEMV itself, or (with a post-norm or a residual scale) through proj_.
+  void add_to_residual(const StepShape& s, const kernels::cuda::DeviceWeight& w,
+                       const float* in, const float* post_norm);
   int decode_bucket(const lpx_forward_args& args) const noexcept;
   void run_graph(const StepShape& shape);
   void stage_programs(const lpx_forward_args& args, const StepShape& shape);  // host side
@@ -85,7 +93,10 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   bool use_graphs_;
 
   DeviceWeights weights_;
-  kernels::cuda::RopeArgs rope_;  // the same for every layer and step
+  std::vector<kernels::cuda::RopeArgs> ropes_;  // per layer (n_rot 0: none), device factors
+  std::vector<int> windows_;                    // per layer: attended positions, 0 all
+  int kv_window_ = 0;  // the widest window when every layer has one (else 0): how far back
+                       // rows read, so the block-table entries before it may be given back
   CudaStream stream_owner_;  // before everything that enqueues on it: destroyed after them
   cudaStream_t stream_;
   DeviceArray<std::uint16_t> kv_;  // per layer: K pool then V pool, each (kv_blocks + 1) blocks
@@ -106,8 +117,9 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   std::int32_t* block_tables_ = nullptr;
 
   // Activations, max_rows rows each (output-side ones max_sequences rows): x_ the residual
-  // stream, ffn_ the SwiGLU of gate and up (up_ only for gate/up matrices not interleaved).
-  DeviceArray<float> x_, q_, k_, v_, attn_, ffn_, up_;
+  // stream, ffn_ the SwiGLU of gate and up (up_ only for gate/up matrices not interleaved),
+  // proj_ a block's output on its way to x (only for models that add it by its own kernel).
+  DeviceArray<float> x_, q_, k_, v_, attn_, ffn_, up_, proj_;
   DeviceArray<float> head_in_, logits_;
   DeviceArray<float> attention_partial_;
   DeviceArray<std::uint32_t> attention_counters_;  // attention_rows_ x n_head_kv, left zero

@@ -88,10 +88,14 @@ void DeviceMatmul::run(const k::DeviceWeight& w, const k::GemvInput& in,
                 in.norm_eps, stream_);
     x = normed_.get();
   }
-  if (out.store == k::GemvStore::kSwigluPairs) {
+  if (k::stores_pairs(out.store)) {
     const k::GemvPart& part = out.parts[0];
     run_cublas(w, x, staged_.get(), rows);
-    k::swiglu_pairs(staged_.get(), part.y, rows, static_cast<int>(part.rows), stream_);
+    if (out.store == k::GemvStore::kGegluPairs) {
+      k::geglu_pairs(staged_.get(), part.y, rows, static_cast<int>(part.rows), stream_);
+    } else {
+      k::swiglu_pairs(staged_.get(), part.y, rows, static_cast<int>(part.rows), stream_);
+    }
     return;
   }
   std::int64_t first = 0;

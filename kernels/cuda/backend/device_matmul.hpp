@@ -1,5 +1,6 @@
 // y = W x on the GPU for any number of activation rows, with the gemv family's fusions (a
-// normalised input; outputs written, added to the residual stream, or paired into SwiGLU).
+// normalised input; outputs written, added to the residual stream, or paired into SwiGLU or
+// GeGLU).
 // Decode-sized batches go to the GEMV kernels, which read each weight block once per 8 rows
 // straight from its quantized layout (memory-bound: bytes of weights / bandwidth) and fuse
 // everything into that one launch. Larger batches (prefill) normalise the input into scratch,

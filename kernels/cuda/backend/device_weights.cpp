@@ -25,7 +25,14 @@ class Layout {
     auto [it, inserted] = offsets.try_emplace(host, total_);
     if (inserted) {
       order_.push_back({host, bytes, total_});
+      sizes_[host] = bytes;
       total_ += aligned(bytes);
+    } else if (auto size = sizes_.find(host); size != sizes_.end() && size->second < bytes) {
+      // Shared by pointer (a tied head, rope factors of several layers): the first use must
+      // have placed all the bytes a later one reads.
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
+                       "model description: a tensor is used with " + std::to_string(bytes) +
+                           " bytes after " + std::to_string(size->second));
     }
     return it->second;
   }
@@ -74,6 +81,7 @@ class Layout {
  private:
   std::map<const void*, std::size_t> offsets_;
   std::map<const void*, std::size_t> copies_;  // contiguous copies of interleaved tensors
+  std::map<const void*, std::size_t> sizes_;   // bytes placed by add(), per host pointer
   std::set<const void*> interleaved_;
   std::vector<Piece> order_;
   std::size_t total_ = 0;
@@ -193,12 +201,16 @@ DeviceWeights::DeviceWeights(const DenseModel& desc) {
     vector(to.bq, from.bq, q_width);
     vector(to.bk, from.bk, kv_width);
     vector(to.bv, from.bv, kv_width);
+    vector(to.q_norm, from.q_norm, desc.head_dim);
+    vector(to.k_norm, from.k_norm, desc.head_dim);
+    vector(to.post_attention_norm, from.post_attention_norm, desc.n_embd);
+    vector(to.post_ffn_norm, from.post_ffn_norm, desc.n_embd);
+    vector(to.rope_freq_factors, from.rope.freq_factors, from.rope.n_rot / 2);
     norm(to.ffn_norm, from.ffn_norm, "ffn_norm");
     matrix(to.ffn_gate, from.ffn_gate, "ffn_gate");
     matrix(to.ffn_up, from.ffn_up, "ffn_up");
     matrix(to.ffn_down, from.ffn_down, "ffn_down");
   }
-  vector(rope_freq_factors, desc.rope.freq_factors, desc.rope.n_rot / 2);
 
   storage_ = DeviceArray<std::uint8_t>(layout.total(), "the model weights");
   std::vector<std::uint8_t> interleaved;  // a stack's rows in device order, one copy each

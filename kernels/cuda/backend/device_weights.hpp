@@ -1,6 +1,7 @@
 // A model's weights copied into one device allocation: quantized matrices keep
 // their GGUF block layout (the GEMV kernels read them as they are), norm weights and biases
-// are f32. A tied output head shares the embedding's bytes. Matrices that read the same input
+// are f32. A tied output head shares the embedding's bytes, and layers sharing rope factors
+// share one copy. Matrices that read the same input
 // (a layer's q, k, v; its gate and up) are stacked when they share type and shape, so each set
 // is one matrix: one GEMV launch instead of three or two. q, k and v are placed one after the
 // other; gate and up are interleaved row by row, so that one GEMV row group computes a gate row
@@ -28,6 +29,11 @@ struct DeviceLayer {
   const float* bq = nullptr;  // null when the model has no bias
   const float* bk = nullptr;
   const float* bv = nullptr;
+  const float* q_norm = nullptr;  // head_dim weights, or null; likewise k_norm
+  const float* k_norm = nullptr;
+  const float* post_attention_norm = nullptr;  // n_embd weights, or null; likewise post_ffn_norm
+  const float* post_ffn_norm = nullptr;
+  const float* rope_freq_factors = nullptr;  // n_rot / 2, or null
   const float* ffn_norm = nullptr;
   DeviceWeight ffn_gate, ffn_up, ffn_down;  // gate and up: rows == 0 when interleaved
   // wq over wk over wv as one matrix; ffn_gate and ffn_up interleaved (row 2j gate row j, row
@@ -45,7 +51,6 @@ class DeviceWeights {
   DeviceWeight output;
   const float* output_norm = nullptr;
   std::vector<DeviceLayer> layers;
-  const float* rope_freq_factors = nullptr;  // n_rot / 2, or null
 
   std::size_t bytes() const noexcept { return storage_.bytes(); }
   // The widest input of any matrix (for activation scratch) and the most rows of any matrix.

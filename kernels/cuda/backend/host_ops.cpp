@@ -93,9 +93,6 @@ void HostOps::rms_norm(const float* x, const float* weight, float* out, std::siz
 void HostOps::rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
                    const std::int32_t* positions, const lpx_rope_params& params) {
   if (params.n_rot == 0) return;  // a NoPE layer: nothing rotates
-  if (params.attn_factor != 0.0f && params.attn_factor != 1.0f) {
-    throw lpx::Error(LPX_ERR_UNSUPPORTED, "the cuda rope kernel has no attn_factor yet");
-  }
   const std::size_t count = rows * heads * head_dim;
   auto* dx = static_cast<float*>(upload(0, x, count * sizeof(float)));
   const auto* dp =
@@ -105,6 +102,7 @@ void HostOps::rope(float* x, std::size_t rows, std::size_t heads, std::size_t he
   args.n_rot = static_cast<int>(params.n_rot);
   args.freq_base = params.freq_base;
   args.freq_scale = params.freq_scale;
+  args.attn_factor = params.attn_factor;
   if (params.freq_factors != nullptr) {
     args.freq_factors = static_cast<const float*>(
         upload(2, params.freq_factors, params.n_rot / 2 * sizeof(float)));
@@ -123,11 +121,15 @@ void HostOps::swiglu(const float* gate, const float* up, float* out, std::size_t
   download(out, dg, n * sizeof(float));
 }
 
+void HostOps::geglu(const float* gate, const float* up, float* out, std::size_t n) {
+  auto* dg = static_cast<float*>(upload(0, gate, n * sizeof(float)));
+  const auto* du = static_cast<const float*>(upload(1, up, n * sizeof(float)));
+  k::geglu(dg, du, dg, n, stream_);
+  check_cuda(cudaGetLastError(), "geglu");
+  download(out, dg, n * sizeof(float));
+}
+
 void HostOps::attention(const lpx_attention_args& a) {
-  if (a.window != 0 || a.softcap != 0.0f) {
-    throw lpx::Error(LPX_ERR_UNSUPPORTED,
-                     "the cuda attention kernel has no sliding window or soft cap yet");
-  }
   if (a.n_rows == 0) return;
   std::int32_t max_position = 0;
   for (std::uint32_t r = 0; r < a.n_rows; ++r) max_position = std::max(max_position, a.positions[r]);
@@ -153,6 +155,8 @@ void HostOps::attention(const lpx_attention_args& a) {
   d.n_kv_heads = static_cast<int>(a.n_kv_heads);
   d.head_dim = static_cast<int>(a.head_dim);
   d.scale = a.scale;
+  d.window = static_cast<int>(a.window);
+  d.softcap = a.softcap;
   d.k_pool = static_cast<const std::uint16_t*>(upload(5, a.k_cache, pool_bytes));
   d.v_pool = static_cast<const std::uint16_t*>(upload(6, a.v_cache, pool_bytes));
   d.block_size = static_cast<int>(a.block_size);

@@ -30,6 +30,7 @@ class HostOps {
   void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
             const std::int32_t* positions, const lpx_rope_params& params);
   void swiglu(const float* gate, const float* up, float* out, std::size_t n);
+  void geglu(const float* gate, const float* up, float* out, std::size_t n);
   void attention(const lpx_attention_args& args);
 
  private:

@@ -43,14 +43,22 @@ MemoryPlan plan_memory(const DenseModel& d) {
                                      l.ffn_up, l.ffn_down}) {
       add(t);
     }
+    // The f32 vectors: q/k norms (head_dim each), post-norms (n_embd each), rope factors.
+    const std::size_t vectors = (l.q_norm != nullptr ? d.head_dim : 0) +
+                                (l.k_norm != nullptr ? d.head_dim : 0) +
+                                (l.post_attention_norm != nullptr ? d.n_embd : 0) +
+                                (l.post_ffn_norm != nullptr ? d.n_embd : 0) +
+                                (l.rope.freq_factors != nullptr ? l.rope.n_rot / 2 : 0);
+    plan.weights += vectors * sizeof(float) + 5 * 256;
   }
   const std::size_t kv_width = std::size_t{d.n_head_kv} * d.head_dim;
   plan.kv_cache = std::size_t{d.kv_blocks + 1} * d.kv_block_size * kv_width * 2 * sizeof(std::uint16_t) *
                   d.n_layer;
   const std::size_t rows = std::max(d.max_rows, d.max_sequences);
   const std::size_t q_width = std::size_t{d.n_head} * d.head_dim;
-  // x; q and the attention output; k, v; SwiGLU and (for gate/up not interleaved) up.
-  const std::size_t per_row = d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
+  // x and a block's output on its way to x; q and the attention output; k, v; SwiGLU and
+  // (for gate/up not interleaved) up.
+  const std::size_t per_row = 2 * d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
   plan.workspace = rows * per_row * sizeof(float) +
                    std::size_t{d.max_sequences} * (d.n_embd + d.n_vocab) * sizeof(float) +
                    k::attention_partial_floats(static_cast<int>(std::min<std::size_t>(rows, kAttentionRows)),
