@@ -88,7 +88,13 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
   auto backend = Backend::adopt(std::move(inputs.backend));
   if (!backend) return unexpected(backend.error());
   parts.backend = std::make_unique<Backend>(std::move(*backend));
-  parts.samplers = std::make_unique<SamplerChainFactory>(std::move(inputs.sampler_chain), registry);
+  // Links that read text (a grammar) learn the model's vocabulary once, here.
+  auto sampler_vocabulary = std::make_shared<const SamplerVocabulary>(*parts.tokenizer);
+  for (const SamplerLinkSpec& link : inputs.sampler_chain) {
+    if (auto bound = sampler_vocabulary->bind(*link.instance); !bound) return unexpected(bound.error());
+  }
+  parts.samplers = std::make_unique<SamplerChainFactory>(std::move(inputs.sampler_chain), registry,
+                                                         std::move(sampler_vocabulary));
   parts.file = std::move(inputs.file);
   return Engine::create(std::move(parts), inputs.config);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 namespace lpx::core {
 namespace {
@@ -85,15 +86,61 @@ Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& 
   return link;
 }
 
+Expected<std::shared_ptr<PluginInstance>> SamplerChainFactory::grammar_link(
+    const std::string& text, std::int32_t kind) {
+  if (kind != LPX_GRAMMAR_GBNF && kind != LPX_GRAMMAR_JSON_SCHEMA) {
+    return invalid_argument("grammar: unknown grammar kind " + std::to_string(kind), "grammar");
+  }
+  std::string key = std::to_string(kind) + ":" + text;
+  for (auto it = grammars_.begin(); it != grammars_.end(); ++it) {
+    if (it->first == key) {
+      grammars_.splice(grammars_.begin(), grammars_, it);  // most recently used first
+      return grammars_.front().second;
+    }
+  }
+  auto link = standard_link("grammar");
+  if (!link) return unexpected(Status(LPX_ERR_UNSUPPORTED, "grammar: " + link.error().message, "grammar"));
+  link->options.values["grammar"] = text;
+  link->options.values["format"] =
+      std::string(kind == LPX_GRAMMAR_GBNF ? "gbnf" : "json_schema");
+  if (auto valid = link->library->validate_options(link->options); !valid) {
+    return unexpected(std::move(valid).error().about("grammar"));
+  }
+  auto instance = link->library->create(link->options);
+  if (!instance) return unexpected(std::move(instance).error().about("grammar"));
+  if (vocabulary_) {
+    if (auto bound = vocabulary_->bind(**instance); !bound) {
+      return unexpected(std::move(bound).error().about("grammar"));
+    }
+  }
+  grammars_.emplace_front(std::move(key), *instance);
+  if (grammars_.size() > kGrammarCache) grammars_.pop_back();
+  return std::move(*instance);
+}
+
 Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::links(
     const lpx_sampling_overrides* overrides) {
   std::vector<std::shared_ptr<PluginInstance>> out;
-  const std::uint32_t set = overrides ? overrides->set & ~LPX_SET_SEED : 0u;
+  std::uint32_t set = overrides ? overrides->set & ~LPX_SET_SEED : 0u;
+  // The grammar fields exist only in overrides of 2.1 and later.
+  const bool has_grammar_fields =
+      overrides != nullptr &&
+      overrides->struct_size >= offsetof(lpx_sampling_overrides, grammar_kind) + sizeof(std::int32_t);
+  const bool grammar = (set & LPX_SET_GRAMMAR) != 0 && has_grammar_fields;
+  set &= ~LPX_SET_GRAMMAR;
+  std::lock_guard lock(mutex_);
+  if (grammar) {
+    if (overrides->grammar == nullptr) {
+      return invalid_argument("grammar: LPX_SET_GRAMMAR without a grammar", "grammar");
+    }
+    auto link = grammar_link(overrides->grammar, overrides->grammar_kind);
+    if (!link) return unexpected(link.error());
+    out.push_back(std::move(*link));
+  }
   if (set == 0) {
     for (const SamplerLinkSpec& link : chain_) out.push_back(link.instance);
     return out;
   }
-  std::lock_guard lock(mutex_);
   std::vector<SamplerLinkSpec> chain = chain_;  // copies options; instances remade below
   for (SamplerLinkSpec& link : chain) link.instance.reset();
   std::size_t selector = chain.size() - 1;
@@ -134,6 +181,11 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::link
     }
     auto instance = link.library->create(link.options);
     if (!instance) return unexpected(std::move(instance).error().about(field));
+    if (vocabulary_) {
+      if (auto bound = vocabulary_->bind(**instance); !bound) {
+        return unexpected(std::move(bound).error().about(field));
+      }
+    }
     out.push_back(std::move(*instance));
   }
   return out;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 
+#include "lpx/engine.h"
 #include "lpx/lpx.h"
 
 namespace lpx::core::abi {
@@ -34,6 +35,10 @@ inline constexpr Layout kLayouts[] = {
     {0, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, draw_uniform), LPX_END_OF(lpx_transport_api, request_stop)},
+    // 2.1: samplers gain bind_vocabulary
+    {1, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
 };
 
 // The layout of ABI 2.`minor`; nullopt for a minor this host does not know (a newer one).
@@ -95,6 +100,8 @@ static_assert(entry_index(offsetof(lpx_quant_backend_api, attention)) == 8 &&
               "the 2.0 quant-backend table cannot change");
 static_assert(entry_index(offsetof(lpx_sampler_api, draw_uniform)) == 6,
               "the 2.0 sampler table cannot change");
+static_assert(entry_index(offsetof(lpx_sampler_api, bind_vocabulary)) == 7,
+              "the 2.1 sampler table cannot change");
 static_assert(entry_index(offsetof(lpx_transport_api, request_stop)) == 1,
               "the 2.0 transport table cannot change");
 
@@ -114,6 +121,11 @@ static_assert(offsetof(lpx_transformer_desc, layers) == 112 &&
                   offsetof(lpx_transformer_desc, max_context) == 140,
               "the 2.0 transformer description cannot change");
 static_assert(offsetof(lpx_forward_args, sampling) == 80, "the 2.0 forward args cannot change");
+static_assert(offsetof(lpx_sampling_overrides, logit_bias_count) == 96 &&
+                  offsetof(lpx_sampling_overrides, grammar) == 104 &&
+                  offsetof(lpx_sampling_overrides, grammar_kind) == 112,
+              "the 2.0 sampling overrides and their 2.1 grammar cannot change");
+static_assert(sizeof(lpx_vocabulary) == 48, "the 2.1 vocabulary cannot change");
 
 #undef LPX_END_OF
 

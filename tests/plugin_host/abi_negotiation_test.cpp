@@ -65,6 +65,25 @@ TEST_F(AbiNegotiation, AcceptsStructsLargerThanTheirMinorDefines) {
   EXPECT_EQ(c.selected, 0);
 }
 
+// A 2.0 sampler in this 2.1 host: accepted and run; bind_vocabulary, which 2.0 did not have,
+// stays NULL (the plugin keeps an aborting function where 2.1 put it), so the host never calls
+// it and binding a vocabulary to the link is a no-op.
+TEST_F(AbiNegotiation, AcceptsAnOlderMinorAndNeverCallsWhatItLacks) {
+  auto plugin = PluginLibrary::load(good_plugin("abi-minor-older"), services);
+  ASSERT_TRUE(plugin) << plugin.error();
+  EXPECT_EQ(plugin.value()->description().abi_minor, 0u);
+  ResolvedOptions options;
+  auto instance = plugin.value()->create(options);
+  ASSERT_TRUE(instance) << instance.error();
+  const auto& api = plugin.value()->api<lpx_sampler_api>();
+  EXPECT_EQ(api.bind_vocabulary, nullptr);
+  ASSERT_NE(api.apply, nullptr);
+  lpx_token_candidate candidates[2] = {{0, 1.0f, 0.0f}, {1, 0.5f, 0.0f}};
+  lpx_candidates c{candidates, 2, -1, 0, 0};
+  EXPECT_EQ(api.apply(instance.value()->raw(), nullptr, &c), nullptr);
+  EXPECT_EQ(c.selected, 0);
+}
+
 // The copy rule older minors rely on, on a synthetic layout: a 2-entry host table, a plugin of a
 // minor that defined 1 entry, however large the plugin says its table is.
 TEST(AbiLayout, CopiesOnlyWhatTheMinorDefinesAndTheHostHolds) {

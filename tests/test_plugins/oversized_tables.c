@@ -24,7 +24,7 @@ struct padded_sampler_api {
 };
 
 static const struct padded_sampler_api sampler = {
-    {sizeof(struct padded_sampler_api), NULL, NULL, raw_apply, NULL, NULL, NULL, NULL},
+    {sizeof(struct padded_sampler_api), NULL, NULL, raw_apply, NULL, NULL, NULL, NULL, NULL},
     must_never_be_called};
 
 LPX_PLUGIN_EXPORT const lpx_plugin_descriptor* lpx_plugin_entry(void) {

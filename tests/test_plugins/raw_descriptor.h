@@ -29,7 +29,7 @@ static lpx_status* raw_apply(lpx_instance* instance, lpx_sampler_state* state,
   return NULL;
 }
 static const lpx_sampler_api raw_sampler_api = {sizeof(lpx_sampler_api), NULL, NULL, raw_apply,
-                                                NULL, NULL, NULL, NULL};
+                                                NULL, NULL, NULL, NULL, NULL};
 
 /* A descriptor for plugin NAME with every entry set; tests override single fields. */
 #define RAW_DESCRIPTOR(NAME)                                                                  \

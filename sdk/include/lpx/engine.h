@@ -39,6 +39,13 @@ typedef struct lpx_chat_message {
 #define LPX_SET_FREQUENCY_PENALTY 0x040u
 #define LPX_SET_PENALTY_LAST_N 0x080u
 #define LPX_SET_SEED 0x100u
+#define LPX_SET_GRAMMAR 0x200u /* since 2.1 */
+
+/* since 2.1. What lpx_sampling_overrides.grammar holds. */
+typedef enum lpx_grammar_kind {
+  LPX_GRAMMAR_GBNF = 1,        /* a GBNF grammar, root rule `root` (docs/structured-output.md) */
+  LPX_GRAMMAR_JSON_SCHEMA = 2  /* a JSON Schema (UTF-8 JSON text) the output must validate against */
+} lpx_grammar_kind;
 
 /* Per-request changes to the pipeline's sampler chain. A set field overrides the option of the
  * same name on the chain's link that has it; a field no link has adds the standard link for it
@@ -59,6 +66,11 @@ typedef struct lpx_sampling_overrides {
   const int32_t* logit_bias_tokens;
   const float* logit_bias_values;
   size_t logit_bias_count;
+  /* since 2.1, with LPX_SET_GRAMMAR: every generated token keeps the output a prefix of a text
+   * the grammar accepts, and generation ends only where it is complete (the `grammar` link runs
+   * first in the chain). UTF-8, NUL-terminated, read during submit only. */
+  const char* grammar;
+  int32_t grammar_kind; /* an lpx_grammar_kind */
 } lpx_sampling_overrides;
 
 typedef enum lpx_finish_reason {

@@ -30,11 +30,14 @@
  *        attn_factor; lpx_status gains struct_size and field (the request field at fault) and
  *        the codes UNAVAILABLE and CONFLICT. 1.x plugins are refused: rebuild them against
  *        SDK 2.x
+ *   2.1  grammars: samplers may take the model's vocabulary (lpx_sampler_api.bind_vocabulary,
+ *        lpx_vocabulary), and a request may carry a grammar or a JSON Schema
+ *        (lpx_sampling_overrides.grammar, LPX_SET_GRAMMAR)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 0
+#define LPX_ABI_MINOR 1
 
 #endif

@@ -60,6 +60,9 @@ class Sampler : public Instance {
   // For LPX_SAMPLING_DIST links: advances the state as one apply() would and returns the
   // uniform it would have drawn.
   virtual double draw_uniform(SamplerState* /*state*/) noexcept { return 0.0; }
+  // The model's vocabulary, once, before any state or apply (lpx_vocabulary: copy what you
+  // keep). Links that do not read text keep the default.
+  virtual void bind_vocabulary(const lpx_vocabulary& /*vocabulary*/) {}
 };
 
 class Transport : public Instance {
@@ -196,10 +199,14 @@ inline std::int32_t sampler_standard_op(lpx_instance* instance, lpx_sampling_op*
 inline double sampler_draw_uniform(lpx_instance* instance, lpx_sampler_state* state) noexcept {
   return self<Sampler>(instance).draw_uniform(state_of(state));
 }
+inline lpx_status* sampler_bind_vocabulary(lpx_instance* instance,
+                                           const lpx_vocabulary* vocabulary) noexcept {
+  return guard([&] { self<Sampler>(instance).bind_vocabulary(*vocabulary); });
+}
 inline constexpr lpx_sampler_api kSamplerApi{
     sizeof(lpx_sampler_api), &sampler_state_create, &sampler_state_destroy,
     &sampler_apply,          &sampler_accept,       &sampler_reset,
-    &sampler_standard_op,    &sampler_draw_uniform};
+    &sampler_standard_op,    &sampler_draw_uniform, &sampler_bind_vocabulary};
 
 // Transport trampolines.
 inline lpx_status* transport_run(lpx_instance* instance, const lpx_run_context* context) noexcept {

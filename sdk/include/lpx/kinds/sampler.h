@@ -41,6 +41,22 @@ typedef struct lpx_candidates {
 
 typedef struct lpx_sampler_state lpx_sampler_state; /* opaque, plugin-owned */
 
+/* since 2.1. What each token of the model's vocabulary stands for, for links that reason about
+ * text (a grammar). Token i's bytes are pieces[i][0 .. piece_lengths[i]) as the detokenizer
+ * emits them (raw bytes, not necessarily whole UTF-8 characters); a token that renders no text
+ * (control tokens, unknown) has length 0. end_of_generation lists the tokens that end a
+ * generation. Everything is host-owned and valid during bind_vocabulary only: copy what you
+ * keep. */
+typedef struct lpx_vocabulary {
+  uint32_t struct_size;
+  uint32_t n_vocab;
+  const char* const* pieces;    /* n_vocab pointers (a length-0 piece may be NULL) */
+  const uint32_t* piece_lengths;
+  const int32_t* end_of_generation;
+  uint32_t end_of_generation_count;
+  uint64_t fingerprint;         /* equal for equal vocabularies: a key for caches */
+} lpx_vocabulary;
+
 typedef struct lpx_sampler_api {
   uint32_t struct_size; /* sizeof(lpx_sampler_api) as the plugin compiled it */
 
@@ -67,6 +83,11 @@ typedef struct lpx_sampler_api {
    * one `apply` would and returns the uniform in [0, 1) that `apply` would have drawn, for the
    * sampling program that runs in its place. */
   double (*draw_uniform)(lpx_instance* instance, lpx_sampler_state* state);
+
+  /* since 2.1. Optional. The vocabulary of the model the link will sample for, given once by the
+   * host after create and before any state_create or apply (an instance serves one
+   * vocabulary). A failure (say, a grammar no token sequence can satisfy) refuses the link. */
+  lpx_status* (*bind_vocabulary)(lpx_instance* instance, const lpx_vocabulary* vocabulary);
 } lpx_sampler_api;
 
 #ifdef __cplusplus

@@ -1,0 +1,149 @@
+// grammar: keeps only the tokens that continue a text the grammar accepts, and lets generation
+// end only where that text is complete. The grammar is GBNF (llama.cpp's format; root rule
+// `root`) or a JSON Schema (docs/structured-output.md). The work is xgrammar's: a grammar is
+// parsed when the link is made (a syntax error or an unsupported schema keyword refuses the
+// request), compiled once for the model's vocabulary (bind_vocabulary; the host keeps the link
+// for later requests with the same grammar), and each step fills a token bitmask from its
+// Earley parser with a precomputed per-position token cache.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <lpx/cpp/plugin.hpp>
+
+#include "compiler_cache.hpp"
+#include "json_schema_keywords.hpp"
+
+namespace {
+
+// One sequence: where it is in the grammar, and the bitmask of the step.
+class GrammarState final : public lpx::SamplerState {
+ public:
+  GrammarState(const xgrammar::CompiledGrammar& grammar, int n_vocab)
+      : matcher_(grammar), mask_(static_cast<std::size_t>(xgrammar::GetBitmaskSize(n_vocab))),
+        shape_(static_cast<std::int64_t>(mask_.size())) {
+    tensor_.data = mask_.data();
+    tensor_.device = DLDevice{kDLCPU, 0};
+    tensor_.ndim = 1;
+    tensor_.dtype = xgrammar::GetBitmaskDLType();
+    tensor_.shape = &shape_;
+    tensor_.strides = nullptr;
+    tensor_.byte_offset = 0;
+  }
+  xgrammar::GrammarMatcher matcher_;
+  std::vector<std::int32_t> mask_;
+  std::int64_t shape_;
+  DLTensor tensor_{};
+  std::optional<std::int32_t> refused_;  // a token accept() was told of that the grammar refused
+};
+
+// The grammar as xgrammar reads it; throws lpx::Error naming what is wrong.
+xgrammar::Grammar parse(const std::string& format, const std::string& text) {
+  if (format == "json_schema") {
+    if (std::string why = lpx::grammar::unsupported_schema_keywords(text); !why.empty()) {
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "JSON Schema: " + why);
+    }
+  }
+  try {
+    if (format == "json_schema") {
+      // One line, ", " and ": " between items (as OpenAI's structured outputs write JSON), and
+      // no properties beyond those the schema names unless it allows them: every output
+      // validates against the schema.
+      return xgrammar::Grammar::FromJSONSchema(text, /*any_whitespace=*/false);
+    }
+    return xgrammar::Grammar::FromEBNF(text, "root");
+  } catch (const std::exception& e) {
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
+                     std::string(format == "json_schema" ? "JSON Schema: " : "grammar: ") + e.what());
+  }
+}
+
+class GrammarSampler final : public lpx::Sampler {
+ public:
+  explicit GrammarSampler(const lpx::Options& options)
+      : grammar_(parse(options.get_string("format"), options.get_string("grammar"))) {}
+
+  static void validate(const lpx::Options& options) {
+    if (options.get_string("grammar").empty()) {
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "grammar: empty");
+    }
+  }
+
+  void bind_vocabulary(const lpx_vocabulary& vocabulary) override {
+    vocabulary_ = lpx::grammar::for_vocabulary(vocabulary);
+    try {
+      compiled_.emplace(vocabulary_->compiler.CompileGrammar(grammar_));
+    } catch (const std::exception& e) {
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, std::string("grammar: ") + e.what());
+    }
+  }
+
+  std::unique_ptr<lpx::SamplerState> make_state(std::uint64_t) override {
+    if (!compiled_) throw lpx::Error(LPX_ERR_INTERNAL, "grammar: no vocabulary was bound");
+    return std::make_unique<GrammarState>(*compiled_, vocabulary_->n_vocab);
+  }
+
+  void apply(lpx::SamplerState* base, lpx_candidates& c) override {
+    auto& s = static_cast<GrammarState&>(*base);
+    if (s.refused_) {
+      throw lpx::Error(LPX_ERR_INTERNAL, "grammar: token " + std::to_string(*s.refused_) +
+                                             " was taken although the grammar refuses it");
+    }
+    s.matcher_.FillNextTokenBitmask(&s.tensor_);
+    const auto n_vocab = static_cast<std::uint32_t>(vocabulary_->n_vocab);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < c.size; ++i) {
+      const auto id = static_cast<std::uint32_t>(c.data[i].id);
+      const bool allowed = id < n_vocab && ((s.mask_[id / 32] >> (id % 32)) & 1) != 0;
+      if (allowed) c.data[kept++] = c.data[i];  // order kept: a sorted list stays sorted
+    }
+    if (kept == 0) {
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
+                       "grammar: no token of the vocabulary can continue the output");
+    }
+    c.size = kept;
+    c.has_probabilities = 0;
+    c.selected = -1;
+  }
+
+  void accept(lpx::SamplerState* base, std::int32_t token) noexcept override {
+    auto& s = static_cast<GrammarState&>(*base);
+    if (s.matcher_.IsTerminated()) return;  // the end-of-generation token was taken
+    if (!s.matcher_.AcceptToken(token)) s.refused_ = token;
+  }
+
+  void reset(lpx::SamplerState* base) noexcept override {
+    auto& s = static_cast<GrammarState&>(*base);
+    s.matcher_.Reset();
+    s.refused_.reset();
+  }
+
+ private:
+  xgrammar::Grammar grammar_;
+  std::shared_ptr<lpx::grammar::VocabularyCompiler> vocabulary_;
+  std::optional<xgrammar::CompiledGrammar> compiled_;
+};
+
+constexpr lpx_option_spec kOptions[] = {
+    lpx::required(lpx::option("grammar", LPX_OPTION_STRING, nullptr,
+                              "The grammar (GBNF, root rule `root`) or JSON Schema, as text")),
+    lpx::one_of(lpx::option("format", LPX_OPTION_STRING, "\"gbnf\"",
+                            "What `grammar` holds: gbnf or json_schema"),
+                "gbnf|json_schema"),
+};
+constexpr const char* kCapabilities[] = {"sampler:filters", "sampler:grammar"};
+
+}  // namespace
+
+LPX_PLUGIN_ENTRY() {
+  return lpx::describe<GrammarSampler>(
+      {.name = "grammar",
+       .version = "1.0.0",
+       .license = "Apache-2.0",
+       .description = "Keep only tokens that continue a text a GBNF grammar or JSON Schema accepts",
+       .options = kOptions,
+       .capabilities = kCapabilities});
+}
