@@ -446,9 +446,16 @@ def test_unsupported_fields_are_400(tiny_server, field, value):
     assert_healthy(tiny_server)
 
 
-def test_unknown_fields_are_ignored(tiny_server):
+def test_unknown_fields_are_refused_by_name(tiny_server):
+    # A field LPX does not read is never dropped in silence (a typo, or a feature it lacks).
     status, _, data = completion(tiny_server, {"prompt": TINY_PROMPT, "max_tokens": 2,
                                                "temperature": 0, "x_unknown": {"a": [1, None]}})
+    err = error_of(status, data, 400, param="x_unknown")
+    assert "unrecognized request argument 'x_unknown'" in err["message"]
+    # Null fields and those OpenAI itself accepts without effect pass.
+    status, _, data = completion(tiny_server, {"prompt": TINY_PROMPT, "max_tokens": 2,
+                                               "temperature": None, "user": "u1", "store": False,
+                                               "metadata": {"k": "v"}, "service_tier": "auto"})
     assert status == 200, data
 
 

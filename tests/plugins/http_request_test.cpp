@@ -23,7 +23,7 @@ using http::constant_time_equal;
 
 GenerationRequest parse(std::string_view body, Endpoint endpoint = Endpoint::kCompletions,
                         std::uint32_t max_tokens = 1000) {
-  return parse_generation_request(parse_json_object(body), endpoint, RequestLimits{max_tokens});
+  return parse_generation_request(parse_json_object(body), endpoint, RequestLimits{max_tokens, {}});
 }
 
 // The 400 a body gets: its param, and a message that does not repeat the body.
@@ -76,11 +76,63 @@ TEST(HttpRequest, TextWithANulCharacterIsRefused) {
   EXPECT_EQ(refusal(R"({"prompt": "a", "stop": "x\u0000"})").param(), "stop");
 }
 
-TEST(HttpRequest, NullAndUnknownFieldsAreIgnored) {
-  const GenerationRequest r =
-      parse(R"({"prompt": "a", "temperature": null, "frobnicate": {"x": [1]}, "user": "u1"})");
+TEST(HttpRequest, NullFieldsAreAbsentAndUnknownOnesAreRefusedByName) {
+  const GenerationRequest r = parse(R"({"prompt": "a", "temperature": null, "user": "u1"})");
   EXPECT_EQ(r.sampling.set, 0u);
   EXPECT_EQ(r.max_tokens, 0u);  // omitted: until the model stops or the context ends
+  try {
+    parse(R"({"prompt": "a", "frobnicate": {"x": [1]}})");
+    FAIL() << "an unknown field was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "frobnicate");
+  }
+  // A chat field on the completions endpoint is unknown there.
+  EXPECT_THROW(parse(R"({"prompt": "a", "max_completion_tokens": 3})"), ApiError);
+}
+
+// response_format and grammar become the request's grammar; tools are refused until tool
+// calling exists, never ignored.
+TEST(HttpRequest, StructuredOutputFieldsBecomeTheGrammar) {
+  const GenerationRequest schema = parse(
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema",
+          "json_schema": {"name": "p", "strict": true, "schema": {"type": "object"}}}})",
+      Endpoint::kChat);
+  EXPECT_EQ(schema.grammar_kind, LPX_GRAMMAR_JSON_SCHEMA);
+  EXPECT_EQ(schema.grammar, R"({"type":"object"})");
+  EXPECT_EQ(schema.grammar_field, "response_format");
+  GenerationRequest::Storage storage;
+  const lpx_request engine = schema.engine_request(0, storage);
+  ASSERT_NE(engine.sampling, nullptr);
+  EXPECT_NE(engine.sampling->set & LPX_SET_GRAMMAR, 0u);
+  EXPECT_STREQ(engine.sampling->grammar, R"({"type":"object"})");
+
+  const GenerationRequest object = parse(R"({"prompt": "a", "response_format": {"type": "json_object"}})");
+  EXPECT_EQ(object.grammar_kind, LPX_GRAMMAR_JSON_SCHEMA);
+  EXPECT_EQ(parse(R"({"prompt": "a", "response_format": {"type": "text"}})").grammar_kind, 0);
+  const GenerationRequest gbnf = parse(R"({"prompt": "a", "grammar": "root ::= \"x\""})");
+  EXPECT_EQ(gbnf.grammar_kind, LPX_GRAMMAR_GBNF);
+  EXPECT_EQ(gbnf.grammar, R"(root ::= "x")");
+
+  const struct {
+    const char* body;
+    const char* param;
+  } refused[] = {
+      {R"({"prompt": "a", "response_format": {"type": "yaml"}})", "response_format"},
+      {R"({"prompt": "a", "response_format": {"type": "json_schema"}})", "response_format"},
+      {R"({"prompt": "a", "response_format": {"type": "json_object"}, "grammar": "root ::= \"x\""})", "grammar"},
+      {R"({"prompt": "a", "tools": [{"type": "function", "function": {"name": "f"}}]})", "tools"},
+      {R"({"prompt": "a", "tool_choice": "required"})", "tool_choice"},
+      {R"({"prompt": "a", "store": true})", "store"},
+  };
+  for (const auto& c : refused) {
+    try {
+      parse(c.body);
+      ADD_FAILURE() << c.body << " was accepted";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.param(), c.param) << c.body;
+    }
+  }
+  EXPECT_EQ(parse(R"({"prompt": "a", "tool_choice": "none", "parallel_tool_calls": false})").grammar_kind, 0);
 }
 
 TEST(HttpRequest, PromptsComeAsTextTokensOrLists) {

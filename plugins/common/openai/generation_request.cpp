@@ -1,5 +1,6 @@
 #include "generation_request.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -144,10 +145,112 @@ void read_sampling(const JsonFields& f, GenerationRequest& out) {
   }
 }
 
+// response_format (OpenAI structured outputs) and grammar (LPX's GBNF extension).
+void read_structured_output(const JsonFields& f, GenerationRequest& out) {
+  if (const boost::json::value* format = f.find("response_format")) {
+    const boost::json::object* o = format->if_object();
+    const boost::json::value* type = o ? o->if_contains("type") : nullptr;
+    if (type == nullptr || !type->is_string()) {
+      field_error("response_format", "an object with a 'type' (text, json_object or json_schema)");
+    }
+    const std::string_view kind = type->get_string();
+    if (kind == "json_object") {
+      // Any JSON object: properties of any name and value.
+      out.grammar = R"({"type": "object", "additionalProperties": true})";
+    } else if (kind == "json_schema") {
+      const boost::json::value* spec = o->if_contains("json_schema");
+      const boost::json::object* s = spec ? spec->if_object() : nullptr;
+      const boost::json::value* schema = s ? s->if_contains("schema") : nullptr;
+      if (schema == nullptr || !(schema->is_object() || schema->is_bool())) {
+        field_error("response_format",
+                    "{'type': 'json_schema', 'json_schema': {'name': ..., 'schema': {...}}}");
+      }
+      if (const boost::json::value* strict = s->if_contains("strict");
+          strict != nullptr && !strict->is_bool() && !strict->is_null()) {
+        field_error("response_format", "with a boolean 'strict'");
+      }
+      // strict or not, the output is held to the schema: every keyword LPX accepts is enforced.
+      out.grammar = boost::json::serialize(*schema);
+    } else if (kind != "text") {
+      field_error("response_format", "of type text, json_object or json_schema");
+    }
+    if (!out.grammar.empty()) {
+      out.grammar_kind = LPX_GRAMMAR_JSON_SCHEMA;
+      out.grammar_field = "response_format";
+    }
+  }
+  if (auto grammar = f.string("grammar")) {
+    if (out.grammar_kind != 0) {
+      throw bad_request("give either 'response_format' or 'grammar', not both", "grammar");
+    }
+    if (grammar->empty() || grammar->find('\0') != std::string::npos) {
+      field_error("grammar", "a GBNF grammar with a root rule");
+    }
+    out.grammar = std::move(*grammar);
+    out.grammar_kind = LPX_GRAMMAR_GBNF;
+    out.grammar_field = "grammar";
+  }
+}
+
+// Tool calling is not implemented yet: a request that asks for it is refused, never answered as
+// if the tools were not there.
+void refuse_tools(const JsonFields& f) {
+  for (const char* name : {"tools", "functions"}) {
+    if (f.find(name) != nullptr) {
+      throw bad_request(std::string("'") + name + "' (tool calling) is not supported yet", name);
+    }
+  }
+  if (const boost::json::value* choice = f.find("tool_choice");
+      choice != nullptr && !(choice->is_string() && choice->get_string() == "none")) {
+    throw bad_request("'tool_choice' needs 'tools', which are not supported yet", "tool_choice");
+  }
+  if (const boost::json::value* call = f.find("function_call");
+      call != nullptr && !(call->is_string() && call->get_string() == "none")) {
+    throw bad_request("'function_call' needs 'functions', which are not supported yet", "function_call");
+  }
+  f.boolean("parallel_tool_calls");  // type-checked; without tools it changes nothing
+}
+
+// Every field of a body must be one LPX reads (or one OpenAI itself ignores): an unknown field,
+// a typo or a feature LPX lacks, is a 400 that names it rather than an answer that ignored it.
+void refuse_unknown_fields(const boost::json::object& body, Endpoint endpoint,
+                           const std::vector<std::string>& caller_fields) {
+  static constexpr std::string_view kCommon[] = {
+      "model", "max_tokens", "stop", "temperature", "top_p", "top_k", "min_p",
+      "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "logit_bias", "n",
+      "stream", "stream_options", "logprobs", "top_logprobs", "user", "response_format",
+      "grammar", "tools", "tool_choice", "functions", "function_call", "parallel_tool_calls",
+      // Accepted as OpenAI accepts them, changing nothing here (docs/http-server.md).
+      "store", "metadata", "service_tier"};
+  static constexpr std::string_view kCompletions[] = {"prompt", "echo", "best_of", "suffix"};
+  static constexpr std::string_view kChat[] = {"messages", "max_completion_tokens"};
+  for (const auto& [key_view, value] : body) {
+    const std::string_view key = key_view;
+    const auto in = [&](auto& list) { return std::find(std::begin(list), std::end(list), key) != std::end(list); };
+    const bool known = in(kCommon) || (endpoint != Endpoint::kChat && in(kCompletions)) ||
+                       (endpoint != Endpoint::kCompletions && in(kChat)) ||
+                       std::find(caller_fields.begin(), caller_fields.end(), key) != caller_fields.end();
+    if (!known) {
+      throw bad_request("unrecognized request argument '" + std::string(key) + "'", std::string(key));
+    }
+  }
+  const JsonFields f(body);
+  if (f.boolean("store").value_or(false)) {
+    throw bad_request("'store' is not supported: LPX keeps no completions", "store");
+  }
+  if (const boost::json::value* m = f.find("metadata"); m != nullptr && !m->is_object()) {
+    field_error("metadata", "an object");
+  }
+  if (auto tier = f.string("service_tier"); tier && *tier != "auto" && *tier != "default") {
+    field_error("service_tier", "auto or default");
+  }
+}
+
 }  // namespace
 
 GenerationRequest parse_generation_request(const boost::json::object& body, Endpoint endpoint,
                                            const RequestLimits& limits) {
+  refuse_unknown_fields(body, endpoint, limits.caller_fields);
   const JsonFields f(body);
   GenerationRequest out;
   out.endpoint = endpoint;
@@ -195,6 +298,9 @@ GenerationRequest parse_generation_request(const boost::json::object& body, Endp
   if (f.integer("best_of", 1, 1).value_or(1) != 1) throw bad_request("'best_of' is not supported", "best_of");
   if (!f.string("suffix").value_or("").empty()) throw bad_request("'suffix' is not supported", "suffix");
   f.string("user");  // type-checked, otherwise unused
+  f.string("model");  // one model per server: type-checked, any name answers
+  read_structured_output(f, out);
+  refuse_tools(f);
   return out;
 }
 
@@ -229,6 +335,11 @@ lpx_request GenerationRequest::engine_request(std::uint32_t index, Storage& stor
   storage.sampling.logit_bias_tokens = bias_tokens.data();
   storage.sampling.logit_bias_values = bias_values.data();
   storage.sampling.logit_bias_count = bias_tokens.size();
+  if (grammar_kind != 0) {
+    storage.sampling.set |= LPX_SET_GRAMMAR;
+    storage.sampling.grammar = grammar.c_str();
+    storage.sampling.grammar_kind = grammar_kind;
+  }
   r.sampling = &storage.sampling;
   r.logprobs = logprobs ? 1 : 0;
   r.top_logprobs = top_logprobs;

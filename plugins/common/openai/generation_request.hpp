@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <boost/json.hpp>
+#include <lpx/cpp/status.hpp>
 #include <lpx/engine.h>
 
 namespace lpx::openai {
@@ -20,6 +21,9 @@ struct PromptInput {
 
 struct RequestLimits {
   std::uint32_t max_tokens = 0;  // largest max_tokens accepted
+  // Fields the caller reads itself beside the request's (a batch line's custom_id): not refused
+  // as unknown.
+  std::vector<std::string> caller_fields;
 };
 
 struct GenerationRequest {
@@ -36,6 +40,11 @@ struct GenerationRequest {
   bool include_usage = false;
   bool logprobs = false;
   std::uint32_t top_logprobs = 0;
+  // Structured output: a JSON Schema (response_format json_schema / json_object) or a GBNF
+  // grammar (the `grammar` extension), held by the engine's grammar link.
+  std::string grammar;
+  std::int32_t grammar_kind = 0;  // an lpx_grammar_kind; 0: none
+  std::string grammar_field;      // the request field it came from, for refusals
 
   std::uint32_t choice_count() const {
     return static_cast<std::uint32_t>(prompts.empty() ? 1 : prompts.size()) * n;
@@ -48,9 +57,16 @@ struct GenerationRequest {
     lpx_sampling_overrides sampling{};
   };
   lpx_request engine_request(std::uint32_t index, Storage& storage) const;
+  // The engine's refusal in this request's terms: a refused grammar names the field it came
+  // from (response_format or grammar).
+  lpx::Error in_request_terms(const lpx::Error& refusal) const {
+    if (refusal.field() != "grammar" || grammar_field.empty()) return refusal;
+    return lpx::Error(refusal.code(), refusal.what(), grammar_field);
+  }
 };
 
-// Throws ApiError (400) naming the offending field.
+// Throws ApiError (400) naming the offending field: a malformed or out-of-range value, a field
+// LPX cannot honour, and a field it does not know (docs/http-server.md lists them all).
 GenerationRequest parse_generation_request(const boost::json::object& body, Endpoint endpoint,
                                            const RequestLimits& limits);
 

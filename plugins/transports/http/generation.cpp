@@ -46,7 +46,8 @@ void Generation::start(GenerationRequest request, std::chrono::seconds deadline)
       for (std::uint32_t k = i; k < n; ++k) choices_[k].owner = nullptr;
       cancel();
       if (remaining_ == 0) self_.reset();
-      throw openai::engine_refusal(e, request_.prompts.empty() ? "messages" : "prompt");
+      throw openai::engine_refusal(request_.in_request_terms(e),
+                                   request_.prompts.empty() ? "messages" : "prompt");
     }
   }
   deadline_.expires_after(deadline);

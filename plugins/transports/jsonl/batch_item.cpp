@@ -84,8 +84,11 @@ BatchItem read_batch_item(std::uint64_t line_number, const std::string& line,
       if (!chat && !object.contains("prompt")) {
         throw openai::bad_request("the line has neither 'prompt' nor 'messages'", "prompt");
       }
+      // A plain line: the request's fields beside the line's own id.
+      ItemDefaults plain = defaults;
+      plain.limits.caller_fields = {"custom_id", "id"};
       read_request(item, object, chat ? openai::Endpoint::kChat : openai::Endpoint::kCompletions,
-                   defaults);
+                   plain);
     }
   } catch (const openai::ApiError& e) {
     item.error = e.what();

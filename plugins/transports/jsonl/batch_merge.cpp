@@ -99,7 +99,7 @@ void merge_run_directories(const std::vector<std::string>& run_dirs, const std::
     std::ifstream in(first.input);
     std::string line;
     std::uint64_t number = 0;
-    const ItemDefaults defaults{0, openai::RequestLimits{UINT32_MAX}};
+    const ItemDefaults defaults{0, openai::RequestLimits{UINT32_MAX, {}}};
     while (std::getline(in, line)) {
       ++number;
       if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -298,7 +298,8 @@ void BatchRunner::run() {
       // Deterministic: the same line would be refused again. The code and field come from the
       // engine's status, as the HTTP server answers them (openai::engine_refusal).
       const openai::ApiError answer =
-          openai::engine_refusal(e, job->item.request.prompts.empty() ? "messages" : "prompt");
+          openai::engine_refusal(job->item.request.in_request_terms(e),
+                                 job->item.request.prompts.empty() ? "messages" : "prompt");
       const std::string code = answer.status() >= 500   ? "engine_error"
                                : answer.code().empty() ? "invalid_request"
                                                        : answer.code();
