@@ -65,6 +65,7 @@ Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_reque
     if (auto ok = check_utf8(request.prompt, "the prompt"); !ok) return unexpected(ok.error());
     Tokenizer::EncodeOptions options;
     options.add_eos = false;
+    options.parse_special = (request.flags & LPX_REQUEST_PARSE_SPECIAL) != 0;
     return tokenizer.encode(request.prompt, options);
   }
   if (!chat_template_) {

@@ -129,6 +129,15 @@ def test_completion_prompt_as_token_ids_matches_string(client, server):
     assert r.usage.prompt_tokens == len(ids)
 
 
+def test_completion_prompts_read_special_tokens_unless_told_not_to(client):
+    # As llama-server and vLLM: "<|im_start|>" in a completions prompt is that one token.
+    text = "<|im_start|>user\nHi<|im_end|>"
+    special = client.completions.create(model="m", prompt=text, max_tokens=1, temperature=0)
+    plain = client.completions.create(model="m", prompt=text, max_tokens=1, temperature=0,
+                                      extra_body={"parse_special": False})
+    assert special.usage.prompt_tokens + 12 <= plain.usage.prompt_tokens, (special.usage, plain.usage)
+
+
 def test_unknown_fields_are_refused_by_name(client):
     expect_400(lambda: greedy_completion(client, max_tokens=4,
                                          extra_body={"lpx_no_such_field": {"x": [1]}}),

@@ -90,6 +90,17 @@ TEST(HttpRequest, NullFieldsAreAbsentAndUnknownOnesAreRefusedByName) {
   EXPECT_THROW(parse(R"({"prompt": "a", "max_completion_tokens": 3})"), ApiError);
 }
 
+// Completion prompts read special-token texts as those tokens unless the request says not to.
+TEST(HttpRequest, CompletionPromptsParseSpecialTokensUnlessTurnedOff) {
+  GenerationRequest::Storage storage;
+  const GenerationRequest plain = parse(R"({"prompt": "<|im_start|>user"})");
+  EXPECT_NE(plain.engine_request(0, storage).flags & LPX_REQUEST_PARSE_SPECIAL, 0u);
+  const GenerationRequest off = parse(R"({"prompt": "<|im_start|>user", "parse_special": false})");
+  EXPECT_EQ(off.engine_request(0, storage).flags & LPX_REQUEST_PARSE_SPECIAL, 0u);
+  EXPECT_THROW(parse(R"({"messages": [{"role": "user", "content": "x"}], "parse_special": false})",
+                     Endpoint::kChat), ApiError);
+}
+
 // response_format and grammar become the request's grammar; tools are refused until tool
 // calling exists, never ignored.
 TEST(HttpRequest, StructuredOutputFieldsBecomeTheGrammar) {
@@ -164,7 +175,7 @@ TEST(HttpRequest, EngineRequestsCarryEveryParameterAndOneSeedPerChoice) {
   EXPECT_EQ(c3.sampling->logit_bias_tokens[0], 11);
   EXPECT_EQ(c3.logprobs, 1);
   EXPECT_EQ(c3.top_logprobs, 2u);
-  EXPECT_EQ(c3.flags, LPX_REQUEST_CONTEXT_END_IS_LENGTH);
+  EXPECT_EQ(c3.flags, LPX_REQUEST_CONTEXT_END_IS_LENGTH | LPX_REQUEST_PARSE_SPECIAL);
   EXPECT_EQ(r.engine_request(2, storage).sampling->seed, 40u);
 }
 

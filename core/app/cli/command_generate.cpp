@@ -34,6 +34,20 @@ int generate_command(const GenerateArguments& arguments) {
     }
     prompt = std::move(*text);
   }
+  // A grammar or JSON Schema the answer is held to (docs/structured-output.md).
+  std::string grammar;
+  std::int32_t grammar_kind = 0;
+  for (const auto& [path, kind] : {std::pair{&arguments.grammar_file, LPX_GRAMMAR_GBNF},
+                                   std::pair{&arguments.json_schema_file, LPX_GRAMMAR_JSON_SCHEMA}}) {
+    if (path->empty()) continue;
+    auto text = core::read_whole_file(*path);
+    if (!text) {
+      std::cerr << "error: " << text.error() << "\n";
+      return kExitRuntimeError;
+    }
+    grammar = std::move(*text);
+    grammar_kind = kind;
+  }
   SignalWatcher signals;
   core::MetricsRegistry metrics;
   core::HostServices services(metrics);
@@ -88,6 +102,11 @@ int generate_command(const GenerateArguments& arguments) {
     sampling.set |= LPX_SET_SEED;
     sampling.seed = *arguments.seed;
   }
+  if (grammar_kind != 0) {
+    sampling.set |= LPX_SET_GRAMMAR;
+    sampling.grammar = grammar.c_str();
+    sampling.grammar_kind = grammar_kind;
+  }
   Output output;
   output.ids = arguments.ids;
   lpx_request request{};
@@ -95,6 +114,7 @@ int generate_command(const GenerateArguments& arguments) {
   request.prompt = prompt.c_str();
   request.max_tokens = arguments.max_tokens;
   request.sampling = &sampling;
+  request.flags = LPX_REQUEST_PARSE_SPECIAL;  // as llama.cpp reads a prompt
   request.user = &output;
   request.on_token = [](void* user, const lpx_token_event* event) -> std::int32_t {
     auto& out = *static_cast<Output*>(user);
@@ -166,6 +186,11 @@ Command add_generate_command(CLI::App& parent) {
   generate_app->add_option("--context", generate->context_size,
                            "Positions for prompt + answer (0 = the model's, at most 8192)");
   generate_app->add_flag("--ids", generate->ids, "Print the generated token ids as a JSON array");
+  auto* grammar_option = generate_app->add_option(
+      "--grammar-file", generate->grammar_file, "Hold the answer to this GBNF grammar (root rule: root)");
+  auto* schema_option = generate_app->add_option(
+      "--json-schema-file", generate->json_schema_file, "Hold the answer to this JSON Schema");
+  grammar_option->excludes(schema_option);
   return {generate_app, [generate, prompt_option, prompt_file_option] {
     if (prompt_option->count() == 0 && prompt_file_option->count() == 0) {
       std::cerr << "error: generate needs --prompt STR or --prompt-file PATH\n";

@@ -50,6 +50,8 @@ struct GenerateArguments {
   std::string backend;  // a backend plugin by name; overrides --device
   std::uint32_t context_size = 0;
   bool ids = false;
+  std::string grammar_file;      // a GBNF grammar the answer is held to
+  std::string json_schema_file;  // or a JSON Schema
 };
 int generate_command(const GenerateArguments& arguments);
 

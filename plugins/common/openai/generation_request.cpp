@@ -222,7 +222,8 @@ void refuse_unknown_fields(const boost::json::object& body, Endpoint endpoint,
       "grammar", "tools", "tool_choice", "functions", "function_call", "parallel_tool_calls",
       // Accepted as OpenAI accepts them, changing nothing here (docs/http-server.md).
       "store", "metadata", "service_tier"};
-  static constexpr std::string_view kCompletions[] = {"prompt", "echo", "best_of", "suffix"};
+  static constexpr std::string_view kCompletions[] = {"prompt", "echo", "best_of", "suffix",
+                                                      "parse_special"};
   static constexpr std::string_view kChat[] = {"messages", "max_completion_tokens"};
   for (const auto& [key_view, value] : body) {
     const std::string_view key = key_view;
@@ -299,6 +300,7 @@ GenerationRequest parse_generation_request(const boost::json::object& body, Endp
   if (!f.string("suffix").value_or("").empty()) throw bad_request("'suffix' is not supported", "suffix");
   f.string("user");  // type-checked, otherwise unused
   f.string("model");  // one model per server: type-checked, any name answers
+  if (endpoint != Endpoint::kChat) out.parse_special = f.boolean("parse_special").value_or(true);
   read_structured_output(f, out);
   refuse_tools(f);
   return out;
@@ -343,7 +345,7 @@ lpx_request GenerationRequest::engine_request(std::uint32_t index, Storage& stor
   r.sampling = &storage.sampling;
   r.logprobs = logprobs ? 1 : 0;
   r.top_logprobs = top_logprobs;
-  r.flags = LPX_REQUEST_CONTEXT_END_IS_LENGTH;
+  r.flags = LPX_REQUEST_CONTEXT_END_IS_LENGTH | (parse_special ? LPX_REQUEST_PARSE_SPECIAL : 0u);
   return r;
 }
 

@@ -45,6 +45,8 @@ struct GenerationRequest {
   std::string grammar;
   std::int32_t grammar_kind = 0;  // an lpx_grammar_kind; 0: none
   std::string grammar_field;      // the request field it came from, for refusals
+  // Special-token texts in a prompt become those tokens (`parse_special`, default true).
+  bool parse_special = true;
 
   std::uint32_t choice_count() const {
     return static_cast<std::uint32_t>(prompts.empty() ? 1 : prompts.size()) * n;

@@ -163,6 +163,10 @@ typedef struct lpx_request {
 /* since 1.4. End-of-generation tokens do not end the request: it runs to max_tokens, like
  * llama-bench's tg tests (benchmarks that must decode an exact number of tokens). */
 #define LPX_REQUEST_IGNORE_END_OF_GENERATION 0x2u
+/* since 2.1. The texts of special tokens in `prompt` become those tokens ("<|im_start|>" is one
+ * token, not seven), as llama-server and vLLM read completion prompts. Without it they are
+ * plain text. Chat messages are always rendered with their special tokens. */
+#define LPX_REQUEST_PARSE_SPECIAL 0x4u
 
 typedef struct lpx_engine_info {
   uint32_t struct_size;

@@ -32,7 +32,8 @@
  *        SDK 2.x
  *   2.1  grammars: samplers may take the model's vocabulary (lpx_sampler_api.bind_vocabulary,
  *        lpx_vocabulary), and a request may carry a grammar or a JSON Schema
- *        (lpx_sampling_overrides.grammar, LPX_SET_GRAMMAR)
+ *        (lpx_sampling_overrides.grammar, LPX_SET_GRAMMAR); LPX_REQUEST_PARSE_SPECIAL reads
+ *        special-token texts in a prompt as those tokens
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
