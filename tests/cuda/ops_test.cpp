@@ -352,6 +352,27 @@ TEST(CudaOps, KvStoreRoundsLikeTheReferenceAndSkipsNegativeSlots) {
 
 // The fused attention prologue: bit for bit what rope(q), rope(k) and kv_store(k, v) give,
 // in both modes, with GQA head counts, a partial rotation and a negative (skipped) slot.
+// rope_and_store's arguments over device buffers.
+RopeStoreArgs store_args(DeviceBuffer<float>& q, DeviceBuffer<float>& k, DeviceBuffer<float>& v,
+                         DeviceBuffer<std::uint16_t>& k_pool, DeviceBuffer<std::uint16_t>& v_pool,
+                         int rows, int q_heads, int kv_heads, int head_dim,
+                         const DeviceBuffer<std::int32_t>& positions,
+                         const DeviceBuffer<std::int32_t>& slots) {
+  RopeStoreArgs a;
+  a.q = q.get();
+  a.k = k.get();
+  a.v = v.get();
+  a.rows = rows;
+  a.q_heads = q_heads;
+  a.kv_heads = kv_heads;
+  a.head_dim = head_dim;
+  a.positions = positions.get();
+  a.k_pool = k_pool.get();
+  a.v_pool = v_pool.get();
+  a.slots = slots.get();
+  return a;
+}
+
 TEST(CudaOps, RopeAndStoreEqualsRopeTwiceThenKvStore) {
   LPX_REQUIRE_GPU();
   std::mt19937 rng(16);
@@ -379,18 +400,8 @@ TEST(CudaOps, RopeAndStoreEqualsRopeTwiceThenKvStore) {
       // One launch.
       DeviceBuffer<float> q2(q), k2(k), v2(v);
       DeviceBuffer<std::uint16_t> kp2(pool), vp2(pool);
-      RopeStoreArgs a;
-      a.q = q2.get();
-      a.k = k2.get();
-      a.v = v2.get();
-      a.rows = rows;
-      a.q_heads = q_heads;
-      a.kv_heads = kv_heads;
-      a.head_dim = head_dim;
-      a.positions = d_positions.get();
-      a.k_pool = kp2.get();
-      a.v_pool = vp2.get();
-      a.slots = d_slots.get();
+      const RopeStoreArgs a = store_args(q2, k2, v2, kp2, vp2, rows, q_heads, kv_heads, head_dim,
+                                         d_positions, d_slots);
       rope_and_store(a, args, nullptr);
       ASSERT_TRUE(finished());
       EXPECT_EQ(q2.download(), q1.download());
@@ -443,18 +454,8 @@ TEST(CudaOps, RopeAndStoreNormalisesHeadsFirstAndSkipsRopeForNope) {
     // One launch.
     DeviceBuffer<float> q2(q), k2(k), v2(v);
     DeviceBuffer<std::uint16_t> kp2(pool), vp2(pool);
-    RopeStoreArgs a;
-    a.q = q2.get();
-    a.k = k2.get();
-    a.v = v2.get();
-    a.rows = rows;
-    a.q_heads = c.q_heads;
-    a.kv_heads = c.kv_heads;
-    a.head_dim = head_dim;
-    a.positions = d_positions.get();
-    a.k_pool = kp2.get();
-    a.v_pool = vp2.get();
-    a.slots = d_slots.get();
+    RopeStoreArgs a = store_args(q2, k2, v2, kp2, vp2, rows, c.q_heads, c.kv_heads, head_dim,
+                                 d_positions, d_slots);
     a.q_norm = d_q_norm.get();
     a.k_norm = d_k_norm.get();
     a.norm_eps = 1e-6f;
