@@ -153,6 +153,14 @@ TEST_F(Grammar, WhatItCannotHonourIsRefusedByName) {
       {R"({"type": "string", "format": "credit-card"})", LPX_GRAMMAR_JSON_SCHEMA,
        "format \"credit-card\" at # is not supported"},
       {R"({"type": "object",)", LPX_GRAMMAR_JSON_SCHEMA, "not valid JSON"},
+      // What the conversion would drop beside a deciding keyword, or together with another.
+      {R"({"type": "object", "anyOf": [{"required": ["a"]}]})", LPX_GRAMMAR_JSON_SCHEMA,
+       "keyword 'type' beside 'anyOf' at # is not supported"},
+      {R"({"type": "string", "format": "email", "maxLength": 20})", LPX_GRAMMAR_JSON_SCHEMA,
+       "minLength/maxLength together with 'format' at #"},
+      {R"({"$ref": "https://example.com/s.json"})", LPX_GRAMMAR_JSON_SCHEMA, "only references within"},
+      {R"({"type": "integer", "multipleOf": 2.5})", LPX_GRAMMAR_JSON_SCHEMA, "multipleOf 2.5E0 at #"},
+      {R"({"minLength": 2})", LPX_GRAMMAR_JSON_SCHEMA, "'minLength' at # needs a 'type'"},
       {R"(root ::= "a" undefined_rule)", LPX_GRAMMAR_GBNF, "undefined_rule"},
       {R"(root ::= "a)", LPX_GRAMMAR_GBNF, "grammar: "},
   };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 #include <boost/json.hpp>
@@ -67,10 +68,71 @@ std::string check_each(const json::value& value, const std::string& path, bool n
   return "";
 }
 
+// Keywords that decide a schema alone in the conversion: beside one of them, the others at the
+// same level would be dropped (JSON Schema applies them all), so they are refused.
+constexpr std::array<std::string_view, 6> kDeciding = {"$ref", "const", "enum", "anyOf", "oneOf", "allOf"};
+// Keywords that apply to one kind of value only: without a `type` the conversion would not know
+// to apply them.
+constexpr std::array<std::string_view, 9> kTypedOnly = {
+    "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf"};
+constexpr std::int64_t kMaxMultipleOf = 1024;  // the largest integer multipleOf it enforces
+
+// What the conversion would drop of this one schema object (not its subschemas), or "".
+std::string check_combinations(const json::object& schema, const std::string& path) {
+  std::string_view deciding;
+  for (std::string_view key : kDeciding) {
+    if (schema.contains(key)) {
+      deciding = key;
+      break;
+    }
+  }
+  for (const auto& [key_view, value] : schema) {
+    const std::string_view key = key_view;
+    const bool neutral = in(kAnnotations, key) || key == "$defs" || key == "definitions" ||
+                         key == deciding ||
+                         (key == "type" && (deciding == "const" || deciding == "enum"));
+    if (!deciding.empty() && !neutral) {
+      return "keyword '" + std::string(key) + "' beside '" + std::string(deciding) + "' at " +
+             path + " is not supported (move it into the " + std::string(deciding) +
+             (deciding == "$ref" ? " target" : " branches") + ")";
+    }
+  }
+  if (deciding.empty() && !schema.contains("type")) {
+    for (std::string_view key : kTypedOnly) {
+      if (schema.contains(key)) {
+        return "keyword '" + std::string(key) + "' at " + path + " needs a 'type'";
+      }
+    }
+  }
+  const bool length = schema.contains("minLength") || schema.contains("maxLength");
+  for (std::string_view shaping : {std::string_view("pattern"), std::string_view("format")}) {
+    if (length && schema.contains(shaping)) {
+      return "minLength/maxLength together with '" + std::string(shaping) + "' at " + path +
+             " is not supported";
+    }
+  }
+  if (const json::value* ref = schema.if_contains("$ref");
+      ref != nullptr && (!ref->is_string() || !ref->as_string().starts_with("#"))) {
+    return "$ref " + json::serialize(*ref) + " at " + path +
+           " is not supported: only references within the schema (#/...)";
+  }
+  if (const json::value* m = schema.if_contains("multipleOf"); m != nullptr && !is_number_type(schema)) {
+    const bool whole = (m->is_int64() && m->as_int64() > 0 && m->as_int64() <= kMaxMultipleOf) ||
+                       (m->is_uint64() && m->as_uint64() <= kMaxMultipleOf);
+    if (!whole) {
+      return "multipleOf " + json::serialize(*m) + " at " + path +
+             " is not supported: integers from 1 to " + std::to_string(kMaxMultipleOf);
+    }
+  }
+  return "";
+}
+
 std::string check(const json::value& node, const std::string& path) {
   if (node.is_bool()) return "";  // true: anything; false: nothing
   if (!node.is_object()) return "the schema at " + path + " is not an object";
   const json::object& schema = node.as_object();
+  if (std::string why = check_combinations(schema, path); !why.empty()) return why;
   for (const auto& [key_view, value] : schema) {
     const std::string_view key = key_view;
     if (in(kAnnotations, key)) continue;
