@@ -27,6 +27,58 @@ Expected<bool> check_utf8(const char* text, const char* what) {
   return true;
 }
 
+// The conversation of lpx_request.messages_json: an array of message objects, each with a string
+// role; content a string, null or text parts (joined); the tool fields kept for the template.
+Expected<boost::json::array> json_messages(const char* text) {
+  if (auto ok = check_utf8(text, "messages_json"); !ok) return unexpected(ok.error());
+  boost::system::error_code error;
+  boost::json::value value = boost::json::parse(text, error);
+  if (error || !value.is_array() || value.as_array().empty()) {
+    return invalid_argument(std::string("messages_json must be a non-empty JSON array of messages"), "messages");
+  }
+  for (std::size_t i = 0; i < value.as_array().size(); ++i) {
+    boost::json::value& item = value.as_array()[i];
+    boost::json::object* m = item.if_object();
+    const boost::json::value* role = m ? m->if_contains("role") : nullptr;
+    if (role == nullptr || !role->is_string()) {
+      return invalid_argument("message " + std::to_string(i) + " has no role", "messages");
+    }
+    boost::json::value* content = m->if_contains("content");
+    if (content != nullptr && content->is_array()) {  // text parts, as one string
+      std::string joined;
+      for (const boost::json::value& part : content->as_array()) {
+        const boost::json::object* p = part.if_object();
+        const boost::json::value* t = p ? p->if_contains("text") : nullptr;
+        if (t == nullptr || !t->is_string()) {
+          return invalid_argument("message " + std::to_string(i) + ": only text content parts are supported",
+                                  "messages");
+        }
+        joined += t->as_string();
+      }
+      *content = boost::json::string(joined);
+    } else if (content == nullptr) {
+      (*m)["content"] = nullptr;  // templates test it: present and null
+    } else if (!content->is_string() && !content->is_null()) {
+      return invalid_argument("message " + std::to_string(i) + " has a content that is not text", "messages");
+    }
+  }
+  return std::move(value.as_array());
+}
+
+// The tools of lpx_request.tools_json: an array of objects.
+Expected<boost::json::array> json_tools(const char* text) {
+  if (auto ok = check_utf8(text, "tools_json"); !ok) return unexpected(ok.error());
+  boost::system::error_code error;
+  boost::json::value value = boost::json::parse(text, error);
+  if (error || !value.is_array()) {
+    return invalid_argument(std::string("tools_json must be a JSON array of tool definitions"), "tools");
+  }
+  for (const boost::json::value& tool : value.as_array()) {
+    if (!tool.is_object()) return invalid_argument(std::string("every tool must be an object"), "tools");
+  }
+  return std::move(value.as_array());
+}
+
 }  // namespace
 
 RequestIntake::RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* chat_template,
@@ -42,7 +94,14 @@ RequestIntake::RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* cha
 
 Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_request& request) const {
   const bool has_prompt = request.prompt != nullptr;
-  const bool has_messages = request.messages != nullptr || request.message_count != 0;
+  const bool has_messages = request.messages != nullptr || request.message_count != 0 ||
+                            request.messages_json != nullptr;
+  if (request.messages_json != nullptr && (request.messages != nullptr || request.message_count != 0)) {
+    return invalid_argument(std::string("a request gives its messages once: 'messages' or 'messages_json'"));
+  }
+  if (request.tools_json != nullptr && !has_messages) {
+    return invalid_argument(std::string("tools need messages (a chat)"), "tools");
+  }
   const bool has_tokens = request.prompt_tokens != nullptr || request.prompt_token_count != 0;
   if (int{has_prompt} + int{has_messages} + int{has_tokens} != 1) {
     return invalid_argument(
@@ -73,6 +132,11 @@ Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_reque
                       "pipeline to a Jinja file)");
   }
   boost::json::array messages;
+  if (request.messages_json != nullptr) {
+    auto parsed = json_messages(request.messages_json);
+    if (!parsed) return unexpected(parsed.error());
+    messages = std::move(*parsed);
+  }
   for (std::size_t i = 0; i < request.message_count; ++i) {
     const lpx_chat_message& m = request.messages[i];
     if (m.role == nullptr || m.content == nullptr) {
@@ -83,6 +147,11 @@ Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_reque
   }
   boost::json::object context{{"messages", std::move(messages)},
                               {"add_generation_prompt", true}};
+  if (request.tools_json != nullptr) {
+    auto tools = json_tools(request.tools_json);
+    if (!tools) return unexpected(tools.error());
+    context["tools"] = std::move(*tools);
+  }
   auto piece = [&](std::optional<std::int32_t> id) -> std::string {
     if (!id) return {};
     auto text = tokenizer.piece(*id, true);
@@ -93,6 +162,18 @@ Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_reque
   context["eos_token"] = piece(tokenizer.eos());
   auto text = chat_template_->render(context);
   if (!text) return unexpected(text.error().with_context("chat template of " + chat_template_origin_));
+  if (request.tools_json != nullptr) {
+    // Offered tools must reach the model: a template that renders the same text without them
+    // does not know tools (the caller may describe them in a system message instead).
+    boost::json::object without = context;
+    without.erase("tools");
+    auto plain = chat_template_->render(without);
+    if (plain && *plain == *text) {
+      return unexpected(Status(LPX_ERR_UNSUPPORTED,
+                               "the chat template of " + chat_template_origin_ + " renders no tools",
+                               "tools"));
+    }
+  }
   Tokenizer::EncodeOptions options;
   options.parse_special = true;
   options.add_eos = false;
@@ -120,10 +201,16 @@ Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& cal
   }
   if (request.on_done == nullptr) return invalid_argument("request.on_done is required");
   // The request field its input came from, which the prompt's refusals are about.
-  const char* input = request.messages != nullptr || request.message_count != 0 ? "messages"
-                                                                                : "prompt";
+  const char* input = request.messages != nullptr || request.message_count != 0 ||
+                              request.messages_json != nullptr
+                          ? "messages"
+                          : "prompt";
   auto prompt = prompt_tokens(request);
-  if (!prompt) return unexpected(std::move(prompt).error().about(input));
+  if (!prompt) {
+    Status why = std::move(prompt).error();
+    if (why.field == "tools") return unexpected(std::move(why));  // about the tools, not the input
+    return unexpected(std::move(why).about(input));
+  }
   if (prompt->empty()) return invalid_argument("the prompt is empty", input);
   const auto n_prompt = static_cast<std::uint64_t>(prompt->size());
   if (n_prompt >= config_.context_size) {

@@ -126,6 +126,9 @@ static_assert(offsetof(lpx_sampling_overrides, logit_bias_count) == 96 &&
                   offsetof(lpx_sampling_overrides, grammar_kind) == 112,
               "the 2.0 sampling overrides and their 2.1 grammar cannot change");
 static_assert(sizeof(lpx_vocabulary) == 48, "the 2.1 vocabulary cannot change");
+static_assert(offsetof(lpx_request, flags) == 120 && offsetof(lpx_request, messages_json) == 128 &&
+                  offsetof(lpx_request, tools_json) == 136,
+              "the 2.0 request and its 2.1 messages_json and tools_json cannot change");
 
 #undef LPX_END_OF
 

@@ -50,8 +50,10 @@ std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& mode
                                                const std::string& backend,
                                                const std::vector<std::string>& chain,
                                                core::EngineConfig config,
-                                               const std::map<std::string, core::OptionValue>& backend_options) {
+                                               const std::map<std::string, core::OptionValue>& backend_options,
+                                               std::optional<std::string> chat_template_path) {
   core::EngineInputs inputs;
+  inputs.chat_template_path = std::move(chat_template_path);
   auto file = core::ModelFile::open(model.string(), registry_);
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
   if (!file) return nullptr;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +38,8 @@ class TestHost {
                                        const std::string& backend = "cpu",
                                        const std::vector<std::string>& chain = {"greedy"},
                                        core::EngineConfig config = {},
-                                       const std::map<std::string, core::OptionValue>& backend_options = {});
+                                       const std::map<std::string, core::OptionValue>& backend_options = {},
+                                       std::optional<std::string> chat_template_path = {});
 
  private:
   core::MetricsRegistry metrics_;

@@ -154,6 +154,18 @@ typedef struct lpx_request {
   int32_t logprobs;      /* nonzero: report each chosen token's log-probability */
   uint32_t top_logprobs; /* and this many most likely alternatives, at most LPX_MAX_TOP_LOGPROBS */
   uint32_t flags;        /* LPX_REQUEST_* */
+
+  /* since 2.1. In place of `messages`: the conversation as a JSON array (UTF-8) of chat
+   * messages as OpenAI writes them: `role`, `content` (a string, null, or an array of text
+   * parts), and what a template renders of tool use (an assistant's `tool_calls`, each
+   * {"id", "type", "function": {"name", "arguments"}} with the arguments as a JSON object; a
+   * tool message's `tool_call_id` and `name`). Read during submit only. */
+  const char* messages_json;
+  /* since 2.1. Optional, with `messages` or `messages_json`: the tools offered to the model, a
+   * JSON array of OpenAI tool definitions ({"type": "function", "function": {"name",
+   * "description", "parameters"}}), rendered by the chat template (its `tools`). A template that
+   * renders no tools refuses the request (LPX_ERR_UNSUPPORTED, field "tools"). */
+  const char* tools_json;
 } lpx_request;
 
 #define LPX_MAX_TOP_LOGPROBS 20

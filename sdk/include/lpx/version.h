@@ -33,7 +33,9 @@
  *   2.1  grammars: samplers may take the model's vocabulary (lpx_sampler_api.bind_vocabulary,
  *        lpx_vocabulary), and a request may carry a grammar or a JSON Schema
  *        (lpx_sampling_overrides.grammar, LPX_SET_GRAMMAR); LPX_REQUEST_PARSE_SPECIAL reads
- *        special-token texts in a prompt as those tokens
+ *        special-token texts in a prompt as those tokens; a chat request may carry its
+ *        conversation as JSON with tool calls and results (lpx_request.messages_json) and the
+ *        tools offered (tools_json), which the chat template renders
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
