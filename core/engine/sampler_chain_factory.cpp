@@ -128,6 +128,10 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::link
       overrides->struct_size >= offsetof(lpx_sampling_overrides, grammar_kind) + sizeof(std::int32_t);
   const bool grammar = (set & LPX_SET_GRAMMAR) != 0 && has_grammar_fields;
   set &= ~LPX_SET_GRAMMAR;
+  if (!grammar && set == 0) {  // the pipeline's chain as built: chain_ never changes
+    for (const SamplerLinkSpec& link : chain_) out.push_back(link.instance);
+    return out;
+  }
   std::lock_guard lock(mutex_);
   if (grammar) {
     if (overrides->grammar == nullptr) {
