@@ -61,13 +61,31 @@ Expected<boost::json::array> json_messages(const char* text) {
     } else if (!content->is_string() && !content->is_null()) {
       return invalid_argument("message " + std::to_string(i) + " has a content that is not text", "messages");
     }
+    // OpenAI sends a call's arguments as JSON text; templates render them as an object
+    // (`arguments | tojson`), as transformers and vLLM pass them.
+    if (boost::json::value* calls = m->if_contains("tool_calls"); calls != nullptr && calls->is_array()) {
+      for (boost::json::value& call : calls->as_array()) {
+        boost::json::value* function = call.is_object() ? call.as_object().if_contains("function") : nullptr;
+        boost::json::value* arguments =
+            function && function->is_object() ? function->as_object().if_contains("arguments") : nullptr;
+        if (arguments == nullptr || !arguments->is_string()) continue;
+        boost::system::error_code bad;
+        boost::json::value parsed = boost::json::parse(arguments->as_string(), bad);
+        if (bad || !parsed.is_object()) {
+          return invalid_argument("message " + std::to_string(i) +
+                                      ": a tool call's arguments are not a JSON object",
+                                  "messages");
+        }
+        *arguments = std::move(parsed);
+      }
+    }
   }
   return std::move(value.as_array());
 }
 
 // The tools of lpx_request.tools_json: an array of objects.
 Expected<boost::json::array> json_tools(const char* text) {
-  if (auto ok = check_utf8(text, "tools_json"); !ok) return unexpected(ok.error());
+  if (auto ok = check_utf8(text, "tools_json"); !ok) return unexpected(std::move(ok).error().about("tools"));
   boost::system::error_code error;
   boost::json::value value = boost::json::parse(text, error);
   if (error || !value.is_array()) {
@@ -147,10 +165,12 @@ Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_reque
   }
   boost::json::object context{{"messages", std::move(messages)},
                               {"add_generation_prompt", true}};
+  bool tools_offered = false;
   if (request.tools_json != nullptr) {
     auto tools = json_tools(request.tools_json);
     if (!tools) return unexpected(tools.error());
-    context["tools"] = std::move(*tools);
+    tools_offered = !tools->empty();  // an empty list offers nothing, as no list does
+    if (tools_offered) context["tools"] = std::move(*tools);
   }
   auto piece = [&](std::optional<std::int32_t> id) -> std::string {
     if (!id) return {};
@@ -162,7 +182,7 @@ Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_reque
   context["eos_token"] = piece(tokenizer.eos());
   auto text = chat_template_->render(context);
   if (!text) return unexpected(text.error().with_context("chat template of " + chat_template_origin_));
-  if (request.tools_json != nullptr) {
+  if (tools_offered) {
     // Offered tools must reach the model: a template that renders the same text without them
     // does not know tools (the caller may describe them in a system message instead).
     boost::json::object without = context;

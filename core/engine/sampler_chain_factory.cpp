@@ -92,13 +92,23 @@ Expected<std::shared_ptr<PluginInstance>> SamplerChainFactory::grammar_link(
     return invalid_argument("grammar: unknown grammar kind " + std::to_string(kind), "grammar");
   }
   std::string key = std::to_string(kind) + ":" + text;
-  for (auto it = grammars_.begin(); it != grammars_.end(); ++it) {
-    if (it->first == key) {
-      grammars_.splice(grammars_.begin(), grammars_, it);  // most recently used first
-      return grammars_.front().second;
+  // The cache and the registry under the lock; the compile outside it, so that a slow grammar
+  // holds up no other request (two requests with the same new grammar may both compile it).
+  const auto cached = [&]() -> std::shared_ptr<PluginInstance> {
+    for (auto it = grammars_.begin(); it != grammars_.end(); ++it) {
+      if (it->first == key) {
+        grammars_.splice(grammars_.begin(), grammars_, it);  // most recently used first
+        return grammars_.front().second;
+      }
     }
+    return nullptr;
+  };
+  Expected<SamplerLinkSpec> link = unexpected(Status());
+  {
+    std::lock_guard lock(mutex_);
+    if (auto hit = cached()) return hit;
+    link = standard_link("grammar");
   }
-  auto link = standard_link("grammar");
   if (!link) return unexpected(Status(LPX_ERR_UNSUPPORTED, "grammar: " + link.error().message, "grammar"));
   link->options.values["grammar"] = text;
   link->options.values["format"] =
@@ -113,6 +123,8 @@ Expected<std::shared_ptr<PluginInstance>> SamplerChainFactory::grammar_link(
       return unexpected(std::move(bound).error().about("grammar"));
     }
   }
+  std::lock_guard lock(mutex_);
+  if (auto hit = cached()) return hit;  // compiled meanwhile by another request
   grammars_.emplace_front(std::move(key), *instance);
   if (grammars_.size() > kGrammarCache) grammars_.pop_back();
   return std::move(*instance);
@@ -126,13 +138,18 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::link
   const bool has_grammar_fields =
       overrides != nullptr &&
       overrides->struct_size >= offsetof(lpx_sampling_overrides, grammar_kind) + sizeof(std::int32_t);
-  const bool grammar = (set & LPX_SET_GRAMMAR) != 0 && has_grammar_fields;
+  if ((set & LPX_SET_GRAMMAR) != 0 && !has_grammar_fields) {
+    return invalid_argument("grammar: LPX_SET_GRAMMAR in sampling overrides of " +
+                                std::to_string(overrides->struct_size) +
+                                " bytes, which end before the grammar fields (ABI 2.1)",
+                            "grammar");
+  }
+  const bool grammar = (set & LPX_SET_GRAMMAR) != 0;
   set &= ~LPX_SET_GRAMMAR;
   if (!grammar && set == 0) {  // the pipeline's chain as built: chain_ never changes
     for (const SamplerLinkSpec& link : chain_) out.push_back(link.instance);
     return out;
   }
-  std::lock_guard lock(mutex_);
   if (grammar) {
     if (overrides->grammar == nullptr) {
       return invalid_argument("grammar: LPX_SET_GRAMMAR without a grammar", "grammar");
@@ -145,6 +162,7 @@ Expected<std::vector<std::shared_ptr<PluginInstance>>> SamplerChainFactory::link
     for (const SamplerLinkSpec& link : chain_) out.push_back(link.instance);
     return out;
   }
+  std::lock_guard lock(mutex_);
   std::vector<SamplerLinkSpec> chain = chain_;  // copies options; instances remade below
   for (SamplerLinkSpec& link : chain) link.instance.reset();
   std::size_t selector = chain.size() - 1;

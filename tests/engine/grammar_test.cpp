@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <cstddef>
 #include <string>
 #include <thread>
 #include <vector>
@@ -128,15 +129,20 @@ TEST_F(Grammar, HoldsUnderSamplingAndBesideOtherRequests) {
     });
   }
   for (auto& c : clients) c.join();
+  int whole = 0;
   for (int i = 0; i < 4; ++i) {
     ASSERT_EQ(persons[i].error, "");
-    if (persons[i].finish_reason == LPX_FINISH_EOG) expect_person(persons[i].text);
+    if (persons[i].finish_reason == LPX_FINISH_EOG) {  // else max_tokens cut a long value
+      expect_person(persons[i].text);
+      ++whole;
+    }
     ASSERT_EQ(answers[i].error, "");
     EXPECT_EQ(answers[i].finish_reason, LPX_FINISH_EOG);
     const std::string& a = answers[i].text;
     ASSERT_GE(a.size(), 3u) << a;
     EXPECT_TRUE(a[0] == ' ' && a[1] >= '1' && a[1] <= '9' && a.back() == '!') << a;
   }
+  EXPECT_GE(whole, 2) << "too few sampled persons were completed to check them";
 }
 
 TEST_F(Grammar, WhatItCannotHonourIsRefusedByName) {
@@ -161,6 +167,14 @@ TEST_F(Grammar, WhatItCannotHonourIsRefusedByName) {
       {R"({"$ref": "https://example.com/s.json"})", LPX_GRAMMAR_JSON_SCHEMA, "only references within"},
       {R"({"type": "integer", "multipleOf": 2.5})", LPX_GRAMMAR_JSON_SCHEMA, "multipleOf 2.5E0 at #"},
       {R"({"minLength": 2})", LPX_GRAMMAR_JSON_SCHEMA, "'minLength' at # needs a 'type'"},
+      {R"({"type": "integer", "multipleOf": 5, "minimum": 0})", LPX_GRAMMAR_JSON_SCHEMA,
+       "multipleOf at # is supported without bounds, or with both"},
+      {R"({"type": "string", "pattern": "^(?!abc)[a-z]+$"})", LPX_GRAMMAR_JSON_SCHEMA, "lookaround"},
+      {R"({"type": "string", "format": "email", "pattern": "^zz"})", LPX_GRAMMAR_JSON_SCHEMA,
+       "'pattern' together with 'format' at #"},
+      {R"({"$ref": "#anchor"})", LPX_GRAMMAR_JSON_SCHEMA, "only references within the schema"},
+      {R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})", LPX_GRAMMAR_JSON_SCHEMA,
+       "oneOf at # has branches that are not provably exclusive"},
       {R"(root ::= "a" undefined_rule)", LPX_GRAMMAR_GBNF, "undefined_rule"},
       {R"(root ::= "a)", LPX_GRAMMAR_GBNF, "grammar: "},
   };
@@ -181,7 +195,76 @@ TEST_F(Grammar, WhatItCannotHonourIsRefusedByName) {
     EXPECT_NE(id.error().message.find(c.says), std::string::npos) << id.error().message;
     EXPECT_EQ(id.error().code, LPX_ERR_INVALID_ARGUMENT) << id.error().message;
     EXPECT_EQ(id.error().field, "grammar");
+    EXPECT_EQ(id.error().message.find(".cc:"), std::string::npos) << "xgrammar's log prefix leaked";
   }
+}
+
+// What the check must not refuse: a discriminated union as pydantic writes it (oneOf with a
+// discriminator, branches by $ref) and key patterns without a type.
+TEST_F(Grammar, ExclusiveOneOfAndKeyPatternsAreHeld) {
+  auto engine = make();
+  const std::string pets = R"({"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}],
+      "discriminator": {"propertyName": "kind", "mapping": {"cat": "#/$defs/Cat", "dog": "#/$defs/Dog"}},
+      "$defs": {"Cat": {"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["kind", "lives"]},
+                "Dog": {"type": "object", "properties": {"kind": {"const": "dog"}, "good": {"type": "boolean"}}, "required": ["kind", "good"]}}})";
+  const Generation pet = run(*engine, "A pet as JSON:\n", pets, LPX_GRAMMAR_JSON_SCHEMA);
+  ASSERT_EQ(pet.error, "");
+  ASSERT_EQ(pet.finish_reason, LPX_FINISH_EOG) << pet.text;
+  const boost::json::object o = boost::json::parse(pet.text).as_object();
+  const std::string kind(o.at("kind").as_string());
+  EXPECT_TRUE(kind == "cat" ? o.contains("lives") : kind == "dog" && o.contains("good")) << pet.text;
+
+  const std::string scores = R"({"type": "object", "propertyNames": {"pattern": "^[a-z]{2,8}$"},
+      "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 100}, "maxProperties": 2})";
+  const Generation g = run(*engine, "Scores as JSON:\n", scores, LPX_GRAMMAR_JSON_SCHEMA);
+  ASSERT_EQ(g.error, "");
+}
+
+// A request that ignores the end of generation runs to max_tokens past the grammar's end: only
+// end-of-generation tokens can follow a whole text, and nothing fails.
+TEST_F(Grammar, AWholeTextIsFollowedOnlyByTheEndOfGeneration) {
+  auto engine = make();
+  lpx_sampling_overrides s{};
+  s.struct_size = sizeof(s);
+  s.set = LPX_SET_GRAMMAR;
+  const std::string grammar = R"(root ::= " yes.")";
+  s.grammar = grammar.c_str();
+  s.grammar_kind = LPX_GRAMMAR_GBNF;
+  lpx_request r{};
+  r.struct_size = sizeof(r);
+  r.prompt = "Answer:";
+  r.max_tokens = 8;
+  r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+  r.sampling = &s;
+  const Generation g = generate(*engine, r);
+  ASSERT_EQ(g.error, "");
+  EXPECT_EQ(g.finish_reason, LPX_FINISH_LENGTH);
+  ASSERT_EQ(g.tokens.size(), 8u);
+  const std::string answer = engine->tokenizer().decode(g.tokens, false).value_or("?");
+  EXPECT_TRUE(answer.starts_with(" yes.")) << answer;
+  for (std::size_t i = 1; i < g.tokens.size(); ++i) {
+    if (engine->tokenizer().is_end_of_generation(g.tokens[i - 1])) {
+      EXPECT_TRUE(engine->tokenizer().is_end_of_generation(g.tokens[i])) << "after the end, token " << i;
+    }
+  }
+}
+
+// A 2.0-sized sampling override cannot carry a grammar: asking for one is refused, not ignored.
+TEST_F(Grammar, AGrammarBitInAnOlderOverrideIsRefused) {
+  auto engine = make();
+  lpx_sampling_overrides s{};
+  s.struct_size = offsetof(lpx_sampling_overrides, grammar);
+  s.set = LPX_SET_GRAMMAR;
+  lpx_request r{};
+  r.struct_size = sizeof(r);
+  r.prompt = "Hello";
+  r.max_tokens = 2;
+  r.sampling = &s;
+  r.on_done = [](void*, const lpx_request_result*) {};
+  auto id = engine->submit(r);
+  ASSERT_FALSE(id.has_value());
+  EXPECT_EQ(id.error().field, "grammar");
+  EXPECT_NE(id.error().message.find("end before the grammar fields"), std::string::npos) << id.error().message;
 }
 
 }  // namespace

@@ -144,6 +144,18 @@ TEST(HttpRequest, StructuredOutputFieldsBecomeTheGrammar) {
     }
   }
   EXPECT_EQ(parse(R"({"prompt": "a", "tool_choice": "none", "parallel_tool_calls": false})").grammar_kind, 0);
+  // Message fields are checked too: tool calls and results, and unknown fields, are refused.
+  for (const char* body : {R"({"messages": [{"role": "assistant", "content": null, "tool_calls": []}]})",
+                           R"({"messages": [{"role": "tool", "content": "21 C", "tool_call_id": "c1"}]})",
+                           R"({"messages": [{"role": "user", "content": "x", "frobnicate": 1}]})"}) {
+    try {
+      parse(body, Endpoint::kChat);
+      ADD_FAILURE() << body << " was accepted";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.param(), "messages") << body;
+    }
+  }
+  EXPECT_NO_THROW(parse(R"({"messages": [{"role": "user", "content": "x", "name": "ann"}]})", Endpoint::kChat));
 }
 
 TEST(HttpRequest, PromptsComeAsTextTokensOrLists) {

@@ -1,7 +1,7 @@
-/* A sampler built against ABI 2.0 running in a newer host: its descriptor says minor 0 and its
- * table ends where 2.0's does (after draw_uniform). The memory right after the table, where 2.1
- * put bind_vocabulary, holds a function that aborts: a host that read past what minor 0 defines
- * would copy and call it. The host must load this plugin, run it, and never call it. */
+/* A sampler of ABI 2.0 running in a newer host: its descriptor says minor 0, and right after
+ * 2.0's last entry (draw_uniform), where 2.1 put bind_vocabulary, its table holds a function that
+ * aborts; the table's struct_size even counts that slot (as a plugin padding its tables might).
+ * The host must go by the minor: load the plugin, run it, and never copy or call that entry. */
 #include <stdlib.h>
 
 #include "raw_descriptor.h"
@@ -26,7 +26,7 @@ struct table_2_0_then_more {
 };
 
 static const struct table_2_0_then_more sampler = {
-    offsetof(lpx_sampler_api, draw_uniform) + sizeof(void*), NULL, NULL, raw_apply, NULL, NULL,
+    sizeof(struct table_2_0_then_more), NULL, NULL, raw_apply, NULL, NULL,
     NULL, NULL, must_never_be_called};
 
 LPX_PLUGIN_EXPORT const lpx_plugin_descriptor* lpx_plugin_entry(void) {

@@ -87,6 +87,20 @@ void read_messages(const boost::json::value& v, GenerationRequest& out) {
     if (role == nullptr || !role->is_string() || content == nullptr) {
       field_error("messages", "objects with a string 'role' and a 'content'");
     }
+    // A message field this API does not pass on is refused, not dropped: tool calls and tool
+    // results wait for tool calling.
+    for (const auto& [key, value] : *message) {
+      if (key == "role" || key == "content" || key == "name") continue;
+      if (key == "tool_calls" || key == "tool_call_id" || key == "function_call") {
+        throw bad_request("messages with '" + std::string(key) + "' need tool calling, which is "
+                          "not supported yet", "messages");
+      }
+      throw bad_request("messages: unrecognized message field '" + std::string(key) + "'", "messages");
+    }
+    if (role->get_string() == "tool" || role->get_string() == "function") {
+      throw bad_request("messages of role 'tool' need tool calling, which is not supported yet",
+                        "messages");
+    }
     out.roles.push_back(text(role->get_string(), "messages"));
     out.contents.push_back(content->is_null() ? std::string() : message_content(*content));
   }

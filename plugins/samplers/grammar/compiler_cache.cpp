@@ -18,10 +18,22 @@ VocabularyCompiler* make(const lpx_vocabulary& v) {
   std::vector<std::int32_t> stops(v.end_of_generation, v.end_of_generation + v.end_of_generation_count);
   xgrammar::TokenizerInfo info(pieces, xgrammar::VocabType::RAW, static_cast<int>(v.n_vocab), stops);
   // One compiling thread: compilation happens while a request is submitted, beside decoding.
-  return new VocabularyCompiler{info, xgrammar::GrammarCompiler(info, 1), static_cast<int>(v.n_vocab)};
+  // No cache of xgrammar's own: the host keeps the compiled links it reuses (32 of them), and
+  // an unbounded cache would let clients that vary their schemas grow memory without end.
+  return new VocabularyCompiler{info, xgrammar::GrammarCompiler(info, 1, /*cache_enabled=*/false),
+                                static_cast<int>(v.n_vocab), stops};
 }
 
 }  // namespace
+
+std::string without_log_prefix(const std::string& message) {
+  // "[hh:mm:ss] path:line: text" -> "text"
+  if (message.empty() || message.front() != '[') return message;
+  const std::size_t close = message.find("] ");
+  if (close == std::string::npos) return message;
+  const std::size_t colon = message.find(": ", close + 2);
+  return colon == std::string::npos ? message : message.substr(colon + 2);
+}
 
 std::shared_ptr<VocabularyCompiler> for_vocabulary(const lpx_vocabulary& vocabulary) {
   static std::mutex mutex;

@@ -5,6 +5,7 @@
 // request), compiled once for the model's vocabulary (bind_vocabulary; the host keeps the link
 // for later requests with the same grammar), and each step fills a token bitmask from its
 // Earley parser with a precomputed per-position token cache.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -57,7 +58,8 @@ xgrammar::Grammar parse(const std::string& format, const std::string& text) {
     return xgrammar::Grammar::FromEBNF(text, "root");
   } catch (const std::exception& e) {
     throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
-                     std::string(format == "json_schema" ? "JSON Schema: " : "grammar: ") + e.what());
+                     std::string(format == "json_schema" ? "JSON Schema: " : "grammar: ") +
+                         lpx::grammar::without_log_prefix(e.what()));
   }
 }
 
@@ -77,7 +79,8 @@ class GrammarSampler final : public lpx::Sampler {
     try {
       compiled_.emplace(vocabulary_->compiler.CompileGrammar(grammar_));
     } catch (const std::exception& e) {
-      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, std::string("grammar: ") + e.what());
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
+                       std::string("grammar: ") + lpx::grammar::without_log_prefix(e.what()));
     }
   }
 
@@ -92,13 +95,22 @@ class GrammarSampler final : public lpx::Sampler {
       throw lpx::Error(LPX_ERR_INTERNAL, "grammar: token " + std::to_string(*s.refused_) +
                                              " was taken although the grammar refuses it");
     }
-    s.matcher_.FillNextTokenBitmask(&s.tensor_);
     const auto n_vocab = static_cast<std::uint32_t>(vocabulary_->n_vocab);
     std::size_t kept = 0;
-    for (std::size_t i = 0; i < c.size; ++i) {
-      const auto id = static_cast<std::uint32_t>(c.data[i].id);
-      const bool allowed = id < n_vocab && ((s.mask_[id / 32] >> (id % 32)) & 1) != 0;
-      if (allowed) c.data[kept++] = c.data[i];  // order kept: a sorted list stays sorted
+    if (s.matcher_.IsTerminated()) {
+      // The output is whole and its end was taken, yet the request goes on (it ignores the
+      // end of generation): only end-of-generation tokens can follow a whole text.
+      const std::vector<std::int32_t>& ends = vocabulary_->end_of_generation;
+      for (std::size_t i = 0; i < c.size; ++i) {
+        if (std::find(ends.begin(), ends.end(), c.data[i].id) != ends.end()) c.data[kept++] = c.data[i];
+      }
+    } else {
+      s.matcher_.FillNextTokenBitmask(&s.tensor_);
+      for (std::size_t i = 0; i < c.size; ++i) {
+        const auto id = static_cast<std::uint32_t>(c.data[i].id);
+        const bool allowed = id < n_vocab && ((s.mask_[id / 32] >> (id % 32)) & 1) != 0;
+        if (allowed) c.data[kept++] = c.data[i];  // order kept: a sorted list stays sorted
+      }
     }
     if (kept == 0) {
       throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,

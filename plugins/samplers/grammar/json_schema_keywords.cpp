@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -22,7 +24,8 @@ constexpr std::array<std::string_view, 31> kConstraints = {
 // Keywords that only annotate: they constrain nothing, so nothing is dropped by passing them.
 constexpr std::array<std::string_view, 13> kAnnotations = {
     "title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated",
-    "readOnly", "writeOnly", "$anchor", "contentMediaType", "contentEncoding"};
+    "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
+    "discriminator"};  // OpenAPI's hint beside oneOf (pydantic); exclusivity is proven below
 // The string formats the conversion turns into patterns.
 constexpr std::array<std::string_view, 14> kFormats = {
     "date", "time", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "uri",
@@ -49,7 +52,88 @@ std::string at(const std::string& path, std::string_view key) {
   return path + "/" + std::string(key);
 }
 
-std::string check(const json::value& node, const std::string& path);
+std::string check(const json::value& node, const std::string& path, bool of_keys = false);
+
+// The schema being checked, for resolving local references (one check at a time per thread).
+thread_local const json::value* tl_root = nullptr;
+
+// The schema a local reference ("#" or "#/a/b") points at, or null.
+const json::value* resolve(const json::value& node) {
+  const json::object* o = node.if_object();
+  const json::value* ref = o ? o->if_contains("$ref") : nullptr;
+  if (ref == nullptr) return &node;
+  if (!ref->is_string() || tl_root == nullptr) return nullptr;
+  std::string_view pointer = ref->as_string();
+  if (pointer == "#") return tl_root;
+  if (!pointer.starts_with("#/")) return nullptr;
+  boost::system::error_code error;
+  const json::value* target = tl_root->find_pointer(pointer.substr(1), error);
+  return error ? nullptr : target;
+}
+
+// Whether the branches of a oneOf can never both match, so that generating by anyOf keeps
+// oneOf's meaning: each a different single type (integer and number overlap), or objects that
+// all require one property whose const/enum values no two branches share (a discriminator).
+bool provably_exclusive(const json::array& branches) {
+  std::vector<const json::object*> resolved;
+  for (const json::value& b : branches) {
+    const json::value* r = resolve(b);
+    if (r == nullptr || !r->is_object()) return false;
+    resolved.push_back(&r->as_object());
+  }
+  std::vector<std::string> types;
+  for (const json::object* b : resolved) {
+    const json::value* type = b->if_contains("type");
+    if (type == nullptr || !type->is_string()) {
+      types.clear();
+      break;
+    }
+    std::string t(type->as_string());
+    if (t == "integer") t = "number";
+    if (std::find(types.begin(), types.end(), t) != types.end()) {
+      types.clear();
+      break;
+    }
+    types.push_back(t);
+  }
+  if (types.size() == resolved.size()) return true;
+  // A discriminating property: required by every branch, with disjoint constant values.
+  const json::value* first_required = resolved.front()->if_contains("required");
+  if (first_required == nullptr || !first_required->is_array()) return false;
+  for (const json::value& name_value : first_required->as_array()) {
+    if (!name_value.is_string()) continue;
+    const std::string_view name = name_value.as_string();
+    std::vector<std::string> seen;
+    bool discriminates = true;
+    for (const json::object* b : resolved) {
+      const json::value* required = b->if_contains("required");
+      const json::value* props = b->if_contains("properties");
+      const json::value* prop = props && props->is_object() ? props->as_object().if_contains(name) : nullptr;
+      bool is_required = false;
+      if (required && required->is_array()) {
+        for (const json::value& r : required->as_array()) is_required |= r.is_string() && r.as_string() == name;
+      }
+      const json::value* p = prop ? resolve(*prop) : nullptr;
+      const json::object* po = p ? p->if_object() : nullptr;
+      std::vector<std::string> values;
+      if (po && po->contains("const")) values.push_back(json::serialize(po->at("const")));
+      if (po && po->contains("enum") && po->at("enum").is_array()) {
+        for (const json::value& v : po->at("enum").as_array()) values.push_back(json::serialize(v));
+      }
+      if (!is_required || values.empty()) {
+        discriminates = false;
+        break;
+      }
+      for (const std::string& v : values) {
+        if (std::find(seen.begin(), seen.end(), v) != seen.end()) discriminates = false;
+        seen.push_back(v);
+      }
+      if (!discriminates) break;
+    }
+    if (discriminates) return true;
+  }
+  return false;
+}
 
 // Each subschema of `value`: one schema, an array of them, or an object of named ones.
 std::string check_each(const json::value& value, const std::string& path, bool named) {
@@ -77,9 +161,25 @@ constexpr std::array<std::string_view, 9> kTypedOnly = {
     "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf"};
 constexpr std::int64_t kMaxMultipleOf = 1024;  // the largest integer multipleOf it enforces
+constexpr double kMaxMultipleOfRange = 10000;  // ... and the widest bounded range it holds it in
+
+// Regular-expression constructs the conversion would pass over: lookaround assertions.
+bool has_lookaround(std::string_view pattern) {
+  for (std::string_view look : {"(?=", "(?!", "(?<=", "(?<!"}) {
+    if (pattern.find(look) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::optional<double> number_of(const json::object& schema, std::string_view key) {
+  const json::value* v = schema.if_contains(key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return v->to_number<double>();
+}
 
 // What the conversion would drop of this one schema object (not its subschemas), or "".
-std::string check_combinations(const json::object& schema, const std::string& path) {
+// `of_keys`: the schema describes property names (propertyNames), which are strings.
+std::string check_combinations(const json::object& schema, const std::string& path, bool of_keys) {
   std::string_view deciding;
   for (std::string_view key : kDeciding) {
     if (schema.contains(key)) {
@@ -98,7 +198,7 @@ std::string check_combinations(const json::object& schema, const std::string& pa
              (deciding == "$ref" ? " target" : " branches") + ")";
     }
   }
-  if (deciding.empty() && !schema.contains("type")) {
+  if (deciding.empty() && !schema.contains("type") && !of_keys) {
     for (std::string_view key : kTypedOnly) {
       if (schema.contains(key)) {
         return "keyword '" + std::string(key) + "' at " + path + " needs a 'type'";
@@ -112,10 +212,24 @@ std::string check_combinations(const json::object& schema, const std::string& pa
              " is not supported";
     }
   }
+  if (schema.contains("pattern") && schema.contains("format")) {
+    return "'pattern' together with 'format' at " + path + " is not supported";
+  }
+  if (const json::value* p = schema.if_contains("pattern"); p != nullptr && p->is_string() &&
+                                                          has_lookaround(p->as_string())) {
+    return "pattern at " + path + " uses a lookaround assertion, which is not supported";
+  }
+  if (const json::value* pp = schema.if_contains("patternProperties"); pp != nullptr && pp->is_object()) {
+    for (const auto& [key, sub] : pp->as_object()) {
+      if (has_lookaround(key)) {
+        return "patternProperties key at " + path + " uses a lookaround assertion, which is not supported";
+      }
+    }
+  }
   if (const json::value* ref = schema.if_contains("$ref");
-      ref != nullptr && (!ref->is_string() || !ref->as_string().starts_with("#"))) {
+      ref != nullptr && (!ref->is_string() || !(ref->as_string() == "#" || ref->as_string().starts_with("#/")))) {
     return "$ref " + json::serialize(*ref) + " at " + path +
-           " is not supported: only references within the schema (#/...)";
+           " is not supported: only references within the schema (# or #/...)";
   }
   if (const json::value* m = schema.if_contains("multipleOf"); m != nullptr && !is_number_type(schema)) {
     const bool whole = (m->is_int64() && m->as_int64() > 0 && m->as_int64() <= kMaxMultipleOf) ||
@@ -124,15 +238,22 @@ std::string check_combinations(const json::object& schema, const std::string& pa
       return "multipleOf " + json::serialize(*m) + " at " + path +
              " is not supported: integers from 1 to " + std::to_string(kMaxMultipleOf);
     }
+    // Held with no bounds, or within both bounds of a range at most kMaxMultipleOfRange wide.
+    const auto low = number_of(schema, "minimum") ? number_of(schema, "minimum") : number_of(schema, "exclusiveMinimum");
+    const auto high = number_of(schema, "maximum") ? number_of(schema, "maximum") : number_of(schema, "exclusiveMaximum");
+    if ((low.has_value() != high.has_value()) || (low && high && *high - *low > kMaxMultipleOfRange)) {
+      return "multipleOf at " + path + " is supported without bounds, or with both a lower and an "
+             "upper bound at most " + std::to_string(static_cast<int>(kMaxMultipleOfRange)) + " apart";
+    }
   }
   return "";
 }
 
-std::string check(const json::value& node, const std::string& path) {
+std::string check(const json::value& node, const std::string& path, bool of_keys) {
   if (node.is_bool()) return "";  // true: anything; false: nothing
   if (!node.is_object()) return "the schema at " + path + " is not an object";
   const json::object& schema = node.as_object();
-  if (std::string why = check_combinations(schema, path); !why.empty()) return why;
+  if (std::string why = check_combinations(schema, path, of_keys); !why.empty()) return why;
   for (const auto& [key_view, value] : schema) {
     const std::string_view key = key_view;
     if (in(kAnnotations, key)) continue;
@@ -141,6 +262,11 @@ std::string check(const json::value& node, const std::string& path) {
     }
     if (key == "multipleOf" && is_number_type(schema)) {
       return "keyword 'multipleOf' at " + path + " is supported for integers only";
+    }
+    if (key == "oneOf" && value.is_array() && !value.as_array().empty() &&
+        !provably_exclusive(value.as_array())) {
+      return "oneOf at " + path + " has branches that are not provably exclusive (different "
+             "types, or a required property with different const/enum values); use anyOf";
     }
     if (key == "allOf" && value.is_array() && value.as_array().size() > 1) {
       return "keyword 'allOf' at " + path + " is supported with one subschema only";
@@ -155,7 +281,9 @@ std::string check(const json::value& node, const std::string& path) {
                             key == "propertyNames" ||
                             ((key == "additionalProperties" || key == "unevaluatedProperties" ||
                               key == "unevaluatedItems") && value.is_object());
-    if (subschemas) {
+    if (key == "propertyNames") {
+      if (auto why = check(value, at(path, key), /*of_keys=*/true); !why.empty()) return why;
+    } else if (subschemas) {
       if (auto why = check_each(value, at(path, key), named); !why.empty()) return why;
     }
   }
@@ -168,7 +296,10 @@ std::string unsupported_schema_keywords(const std::string& schema_json) {
   boost::system::error_code error;
   const json::value schema = json::parse(schema_json, error);
   if (error) return "the schema is not valid JSON: " + error.message();
-  return check(schema, "#");
+  tl_root = &schema;
+  std::string why = check(schema, "#");
+  tl_root = nullptr;
+  return why;
 }
 
 }  // namespace lpx::grammar

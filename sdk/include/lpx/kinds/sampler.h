@@ -5,7 +5,8 @@
  * last one selects. Per-sequence memory (RNG, penalty history) lives in an lpx_sampler_state, so
  * one instance serves many sequences.
  *
- * Threading: an instance is shared and immutable after create; calls with different states may run
+ * Threading: an instance is shared and immutable once created and, where the host binds a
+ * vocabulary (2.1), bound (before it is shared); calls with different states may run
  * concurrently; calls on one state are never concurrent. `apply` is on the decode hot path: it must
  * not allocate (use the state) and must not block.
  */
