@@ -1,5 +1,7 @@
 #include "json_schema_keywords.hpp"
 
+#include "exclusive_branches.hpp"
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -52,102 +54,22 @@ std::string at(const std::string& path, std::string_view key) {
   return path + "/" + std::string(key);
 }
 
-std::string check(const json::value& node, const std::string& path, bool of_keys = false);
+std::string check(const json::value& node, const std::string& path, const json::value& root,
+                  bool of_keys = false);
 
-// The schema being checked, for resolving local references (one check at a time per thread).
-thread_local const json::value* tl_root = nullptr;
-
-// The schema a local reference ("#" or "#/a/b") points at, or null.
-const json::value* resolve(const json::value& node) {
-  const json::object* o = node.if_object();
-  const json::value* ref = o ? o->if_contains("$ref") : nullptr;
-  if (ref == nullptr) return &node;
-  if (!ref->is_string() || tl_root == nullptr) return nullptr;
-  std::string_view pointer = ref->as_string();
-  if (pointer == "#") return tl_root;
-  if (!pointer.starts_with("#/")) return nullptr;
-  boost::system::error_code error;
-  const json::value* target = tl_root->find_pointer(pointer.substr(1), error);
-  return error ? nullptr : target;
-}
-
-// Whether the branches of a oneOf can never both match, so that generating by anyOf keeps
-// oneOf's meaning: each a different single type (integer and number overlap), or objects that
-// all require one property whose const/enum values no two branches share (a discriminator).
-bool provably_exclusive(const json::array& branches) {
-  std::vector<const json::object*> resolved;
-  for (const json::value& b : branches) {
-    const json::value* r = resolve(b);
-    if (r == nullptr || !r->is_object()) return false;
-    resolved.push_back(&r->as_object());
-  }
-  std::vector<std::string> types;
-  for (const json::object* b : resolved) {
-    const json::value* type = b->if_contains("type");
-    if (type == nullptr || !type->is_string()) {
-      types.clear();
-      break;
-    }
-    std::string t(type->as_string());
-    if (t == "integer") t = "number";
-    if (std::find(types.begin(), types.end(), t) != types.end()) {
-      types.clear();
-      break;
-    }
-    types.push_back(t);
-  }
-  if (types.size() == resolved.size()) return true;
-  // A discriminating property: required by every branch, with disjoint constant values.
-  const json::value* first_required = resolved.front()->if_contains("required");
-  if (first_required == nullptr || !first_required->is_array()) return false;
-  for (const json::value& name_value : first_required->as_array()) {
-    if (!name_value.is_string()) continue;
-    const std::string_view name = name_value.as_string();
-    std::vector<std::string> seen;
-    bool discriminates = true;
-    for (const json::object* b : resolved) {
-      const json::value* required = b->if_contains("required");
-      const json::value* props = b->if_contains("properties");
-      const json::value* prop = props && props->is_object() ? props->as_object().if_contains(name) : nullptr;
-      bool is_required = false;
-      if (required && required->is_array()) {
-        for (const json::value& r : required->as_array()) is_required |= r.is_string() && r.as_string() == name;
-      }
-      const json::value* p = prop ? resolve(*prop) : nullptr;
-      const json::object* po = p ? p->if_object() : nullptr;
-      std::vector<std::string> values;
-      if (po && po->contains("const")) values.push_back(json::serialize(po->at("const")));
-      if (po && po->contains("enum") && po->at("enum").is_array()) {
-        for (const json::value& v : po->at("enum").as_array()) values.push_back(json::serialize(v));
-      }
-      if (!is_required || values.empty()) {
-        discriminates = false;
-        break;
-      }
-      for (const std::string& v : values) {
-        if (std::find(seen.begin(), seen.end(), v) != seen.end()) discriminates = false;
-        seen.push_back(v);
-      }
-      if (!discriminates) break;
-    }
-    if (discriminates) return true;
-  }
-  return false;
-}
-
-// Each subschema of `value`: one schema, an array of them, or an object of named ones.
-std::string check_each(const json::value& value, const std::string& path, bool named) {
+std::string check_each(const json::value& value, const std::string& path, bool named,
+                       const json::value& root) {
   if (named && value.is_object()) {
     for (const auto& [name, sub] : value.as_object()) {
-      if (auto why = check(sub, at(path, name)); !why.empty()) return why;
+      if (auto why = check(sub, at(path, name), root); !why.empty()) return why;
     }
   } else if (value.is_array()) {
     std::size_t i = 0;
     for (const json::value& sub : value.as_array()) {
-      if (auto why = check(sub, path + "/" + std::to_string(i++)); !why.empty()) return why;
+      if (auto why = check(sub, path + "/" + std::to_string(i++), root); !why.empty()) return why;
     }
   } else {
-    return check(value, path);
+    return check(value, path, root);
   }
   return "";
 }
@@ -249,7 +171,8 @@ std::string check_combinations(const json::object& schema, const std::string& pa
   return "";
 }
 
-std::string check(const json::value& node, const std::string& path, bool of_keys) {
+std::string check(const json::value& node, const std::string& path, const json::value& root,
+                  bool of_keys) {
   if (node.is_bool()) return "";  // true: anything; false: nothing
   if (!node.is_object()) return "the schema at " + path + " is not an object";
   const json::object& schema = node.as_object();
@@ -264,7 +187,7 @@ std::string check(const json::value& node, const std::string& path, bool of_keys
       return "keyword 'multipleOf' at " + path + " is supported for integers only";
     }
     if (key == "oneOf" && value.is_array() && !value.as_array().empty() &&
-        !provably_exclusive(value.as_array())) {
+        !provably_exclusive(value.as_array(), root)) {
       return "oneOf at " + path + " has branches that are not provably exclusive (different "
              "types, or a required property with different const/enum values); use anyOf";
     }
@@ -282,9 +205,9 @@ std::string check(const json::value& node, const std::string& path, bool of_keys
                             ((key == "additionalProperties" || key == "unevaluatedProperties" ||
                               key == "unevaluatedItems") && value.is_object());
     if (key == "propertyNames") {
-      if (auto why = check(value, at(path, key), /*of_keys=*/true); !why.empty()) return why;
+      if (auto why = check(value, at(path, key), root, /*of_keys=*/true); !why.empty()) return why;
     } else if (subschemas) {
-      if (auto why = check_each(value, at(path, key), named); !why.empty()) return why;
+      if (auto why = check_each(value, at(path, key), named, root); !why.empty()) return why;
     }
   }
   return "";
@@ -296,10 +219,7 @@ std::string unsupported_schema_keywords(const std::string& schema_json) {
   boost::system::error_code error;
   const json::value schema = json::parse(schema_json, error);
   if (error) return "the schema is not valid JSON: " + error.message();
-  tl_root = &schema;
-  std::string why = check(schema, "#");
-  tl_root = nullptr;
-  return why;
+  return check(schema, "#", schema);
 }
 
 }  // namespace lpx::grammar
