@@ -156,6 +156,12 @@ TEST(HttpRequest, StructuredOutputFieldsBecomeTheGrammar) {
     }
   }
   EXPECT_NO_THROW(parse(R"({"messages": [{"role": "user", "content": "x", "name": "ann"}]})", Endpoint::kChat));
+  // /generate answers one text without log-probabilities.
+  for (const char* body : {R"({"prompt": "a", "n": 2})", R"({"prompt": "a", "logprobs": 2})",
+                           R"({"prompt": "a", "messages": [{"role": "user", "content": "x"}]})"}) {
+    EXPECT_THROW(parse(body, Endpoint::kGenerate), ApiError) << body;
+  }
+  EXPECT_NO_THROW(parse(R"({"prompt": "a", "max_tokens": 3, "temperature": 0})", Endpoint::kGenerate));
 }
 
 TEST(HttpRequest, PromptsComeAsTextTokensOrLists) {

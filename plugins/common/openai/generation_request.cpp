@@ -250,6 +250,17 @@ void refuse_unknown_fields(const boost::json::object& body, Endpoint endpoint,
     }
   }
   const JsonFields f(body);
+  if (endpoint == Endpoint::kGenerate) {
+    // /generate answers one text without log-probabilities: what would change that is refused.
+    for (const char* name : {"n", "logprobs", "top_logprobs", "echo", "best_of", "suffix"}) {
+      if (f.find(name) != nullptr) {
+        throw bad_request(std::string("'") + name + "' is not supported by /generate", name);
+      }
+    }
+    if (f.find("prompt") != nullptr && f.find("messages") != nullptr) {
+      throw bad_request("give either 'prompt' or 'messages', not both", "prompt");
+    }
+  }
   if (f.boolean("store").value_or(false)) {
     throw bad_request("'store' is not supported: LPX keeps no completions", "store");
   }
