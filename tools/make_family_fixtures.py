@@ -175,16 +175,8 @@ def make_fixture(family: str, spec: dict, path: Path) -> dict | None:
         for (name, n_ids, n_ctx), ids in zip(prompts_spec, all_ids):
             steps = generate(model, vocab, n_vocab, ids, n_ctx, False, N_THREADS)
             gen = [s[0][0] for s in steps]
-            cross = {}
-            for label, fa, nt, one_batch in (("flash_attn_enabled", True, N_THREADS, True),
-                                             ("one_thread", False, 1, True),
-                                             ("prompt_token_by_token", False, N_THREADS, False)):
-                other = [s[0][0] for s in generate(model, vocab, n_vocab, ids, n_ctx, fa, nt,
-                                                   one_batch)]
-                diff = G.first_difference(gen, other)
-                cross[label] = {"same_ids": diff is None}
-                if diff is not None:
-                    cross[label]["first_differing_step"] = diff
+            cross = G.cross_checks(gen, lambda fa, nt, one_batch: [
+                s[0][0] for s in generate(model, vocab, n_vocab, ids, n_ctx, fa, nt, one_batch)])
             if window_check is not None and name in window_check["prompts"]:
                 other_steps = generate(unwindowed, L.llama_model_get_vocab(unwindowed), n_vocab,
                                        ids, n_ctx, False, N_THREADS)

@@ -422,6 +422,25 @@ def first_difference(a: list[int], b: list[int]) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
+# Each fixture's cross-checks: its prompt re-run with flash attention, with one thread, and with
+# the prompt decoded one token per call: (label, flash_attn, n_threads, prompt_in_one_batch).
+CROSS_CHECKS = (("flash_attn_enabled", True, N_THREADS, True),
+                ("one_thread", False, 1, True),
+                ("prompt_token_by_token", False, N_THREADS, False))
+
+
+def cross_checks(gen: list[int], run) -> dict:
+    """Whether each CROSS_CHECKS variant gives the ids `gen`, and where it first differs;
+    run(flash_attn, n_threads, prompt_in_one_batch) returns that variant's greedy ids."""
+    cross = {}
+    for label, fa, nt, one_batch in CROSS_CHECKS:
+        diff = first_difference(gen, run(fa, nt, one_batch))
+        cross[label] = {"same_ids": diff is None}
+        if diff is not None:
+            cross[label]["first_differing_step"] = diff
+    return cross
+
+
 # ----------------------------------------------------------------------------- JSON output
 
 def dumps(obj, indent: int = 0) -> str:
@@ -503,16 +522,8 @@ def make_fixture(spec: dict) -> dict:
             steps = generate(model, vocab, n_vocab, ids, flash_attn=False, n_threads=N_THREADS,
                              top_k=top_k, **sizes)
             gen = [s[0][0] for s in steps]
-            cross = {}
-            for label, fa, nt, one_batch in (("flash_attn_enabled", True, N_THREADS, True),
-                                             ("one_thread", False, 1, True),
-                                             ("prompt_token_by_token", False, N_THREADS, False)):
-                other = [s[0][0] for s in generate(model, vocab, n_vocab, ids, fa, nt, one_batch,
-                                                   **sizes)]
-                diff = first_difference(gen, other)
-                cross[label] = {"same_ids": diff is None}
-                if diff is not None:
-                    cross[label]["first_differing_step"] = diff
+            cross = cross_checks(gen, lambda fa, nt, one_batch: [
+                s[0][0] for s in generate(model, vocab, n_vocab, ids, fa, nt, one_batch, **sizes)])
             if unwindowed is not None:
                 other_steps = generate(unwindowed, L.llama_model_get_vocab(unwindowed), n_vocab, ids,
                                        False, N_THREADS, **sizes)
