@@ -192,6 +192,9 @@ void Engine::info(lpx_engine_info& out) const {
   if (out.struct_size >= offsetof(lpx_engine_info, backend) + sizeof(out.backend)) {
     out.backend = parts_.backend->name().c_str();
   }
+  if (out.struct_size >= offsetof(lpx_engine_info, chat_template) + sizeof(out.chat_template)) {
+    out.chat_template = parts_.chat_template ? parts_.chat_template_source.c_str() : nullptr;
+  }
 }
 
 void Engine::stats(lpx_engine_stats& out) const {

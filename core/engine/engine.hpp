@@ -56,6 +56,7 @@ struct EngineParts {
   std::unique_ptr<Tokenizer> tokenizer;
   std::optional<ChatTemplate> chat_template;  // the model's, or the pipeline's override
   std::string chat_template_origin;           // "the model" or the override's path, for errors
+  std::string chat_template_source;           // its text (lpx_engine_info.chat_template)
   std::unique_ptr<Backend> backend;
   std::unique_ptr<SamplerChainFactory> samplers;
 };

@@ -63,6 +63,7 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
     if (!parsed) return unexpected(parsed.error().with_context(*inputs.chat_template_path));
     parts.chat_template = std::move(*parsed);
     parts.chat_template_origin = *inputs.chat_template_path;
+    parts.chat_template_source = std::move(*source);
   } else if (inputs.file->has("tokenizer.chat_template")) {
     auto source = inputs.file->get_string("tokenizer.chat_template");
     if (!source) return unexpected(source.error().with_context(inputs.file->path()));
@@ -74,6 +75,7 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
     } else {
       parts.chat_template = std::move(*parsed);
       parts.chat_template_origin = inputs.file->path();
+      parts.chat_template_source = std::move(*source);
     }
   } else if (auto architecture = inputs.file->get_string("general.architecture")) {
     if (auto builtin = builtin_chat_template(*architecture)) {
@@ -83,6 +85,7 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
                    "overrides it)", inputs.file->path(), builtin->origin);
       parts.chat_template = std::move(*parsed);
       parts.chat_template_origin = std::string(builtin->origin);
+      parts.chat_template_source = std::string(builtin->source);
     }
   }
   auto backend = Backend::adopt(std::move(inputs.backend));

@@ -88,7 +88,7 @@ Expected<SamplerLinkSpec> SamplerChainFactory::standard_link(const std::string& 
 
 Expected<std::shared_ptr<PluginInstance>> SamplerChainFactory::grammar_link(
     const std::string& text, std::int32_t kind) {
-  if (kind != LPX_GRAMMAR_GBNF && kind != LPX_GRAMMAR_JSON_SCHEMA) {
+  if (kind != LPX_GRAMMAR_GBNF && kind != LPX_GRAMMAR_JSON_SCHEMA && kind != LPX_GRAMMAR_STRUCTURAL_TAG) {
     return invalid_argument("grammar: unknown grammar kind " + std::to_string(kind), "grammar");
   }
   std::string key = std::to_string(kind) + ":" + text;
@@ -111,8 +111,9 @@ Expected<std::shared_ptr<PluginInstance>> SamplerChainFactory::grammar_link(
   }
   if (!link) return unexpected(Status(LPX_ERR_UNSUPPORTED, "grammar: " + link.error().message, "grammar"));
   link->options.values["grammar"] = text;
-  link->options.values["format"] =
-      std::string(kind == LPX_GRAMMAR_GBNF ? "gbnf" : "json_schema");
+  link->options.values["format"] = std::string(kind == LPX_GRAMMAR_GBNF          ? "gbnf"
+                                                : kind == LPX_GRAMMAR_JSON_SCHEMA ? "json_schema"
+                                                                                  : "structural_tag");
   if (auto valid = link->library->validate_options(link->options); !valid) {
     return unexpected(std::move(valid).error().about("grammar"));
   }

@@ -176,6 +176,3 @@ def test_what_cannot_be_honoured_is_a_400_naming_it(client):
     assert "uniqueItems" in message
     expect_400(lambda: client.completions.create(model="m", prompt="a", max_tokens=4,
                                                  extra_body={"grammar": "root ::= undefined"}), "grammar")
-    expect_400(lambda: client.chat.completions.create(
-        model="m", max_tokens=4, messages=[{"role": "user", "content": "hi"}],
-        tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]), "tools")

@@ -101,8 +101,7 @@ TEST(HttpRequest, CompletionPromptsParseSpecialTokensUnlessTurnedOff) {
                      Endpoint::kChat), ApiError);
 }
 
-// response_format and grammar become the request's grammar; tools are refused until tool
-// calling exists, never ignored.
+// response_format and grammar become the request's grammar; tools belong to chat.
 TEST(HttpRequest, StructuredOutputFieldsBecomeTheGrammar) {
   const GenerationRequest schema = parse(
       R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema",
@@ -143,11 +142,18 @@ TEST(HttpRequest, StructuredOutputFieldsBecomeTheGrammar) {
       EXPECT_EQ(e.param(), c.param) << c.body;
     }
   }
-  EXPECT_EQ(parse(R"({"prompt": "a", "tool_choice": "none", "parallel_tool_calls": false})").grammar_kind, 0);
-  // Message fields are checked too: tool calls and results, and unknown fields, are refused.
-  for (const char* body : {R"({"messages": [{"role": "assistant", "content": null, "tool_calls": []}]})",
-                           R"({"messages": [{"role": "tool", "content": "21 C", "tool_call_id": "c1"}]})",
-                           R"({"messages": [{"role": "user", "content": "x", "frobnicate": 1}]})"}) {
+  EXPECT_EQ(parse(R"({"prompt": "a", "tool_choice": "none"})").grammar_kind, 0);
+  EXPECT_THROW(parse(R"({"prompt": "a", "parallel_tool_calls": false})"), ApiError);
+  // Message fields are checked too: malformed tool calls and results, and unknown fields.
+  for (const char* body : {
+           R"({"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c1"}]}]})",
+           R"({"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+               "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}]})",
+           R"({"messages": [{"role": "tool", "content": "21 C"}]})",
+           R"({"messages": [{"role": "user", "content": "x", "tool_call_id": "c1"}]})",
+           R"({"messages": [{"role": "user", "content": null}]})",
+           R"({"messages": [{"role": "assistant", "content": "x", "refusal": "no"}]})",
+           R"({"messages": [{"role": "user", "content": "x", "frobnicate": 1}]})"}) {
     try {
       parse(body, Endpoint::kChat);
       ADD_FAILURE() << body << " was accepted";
@@ -171,7 +177,8 @@ TEST(HttpRequest, PromptsComeAsTextTokensOrLists) {
   ASSERT_EQ(two.prompts.size(), 2u);
   EXPECT_EQ(two.choice_count(), 6u);
   EXPECT_EQ(parse(R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
-                   {"type": "text", "text": "b"}]}]})", Endpoint::kChat).contents.at(0), "ab");
+                   {"type": "text", "text": "b"}]}]})", Endpoint::kChat).messages_json,
+            R"([{"role":"user","content":"ab"}])");
 }
 
 TEST(HttpRequest, EngineRequestsCarryEveryParameterAndOneSeedPerChoice) {

@@ -6,6 +6,8 @@
 
 #include "api_error.hpp"
 #include "json_fields.hpp"
+#include "tool_conversation.hpp"
+#include "tool_grammar.hpp"
 
 namespace lpx::openai {
 namespace {
@@ -78,32 +80,75 @@ std::string message_content(const boost::json::value& v) {
   return joined;
 }
 
-void read_messages(const boost::json::value& v, GenerationRequest& out) {
+// A tool call of an assistant message: {"id", "type": "function", "function": {"name",
+// "arguments": JSON object text}}.
+void check_tool_call(const boost::json::value& call) {
+  const boost::json::object* c = call.if_object();
+  const boost::json::value* function = c ? c->if_contains("function") : nullptr;
+  const boost::json::object* f = function ? function->if_object() : nullptr;
+  const boost::json::value* name = f ? f->if_contains("name") : nullptr;
+  const boost::json::value* arguments = f ? f->if_contains("arguments") : nullptr;
+  if (name == nullptr || !name->is_string() || arguments == nullptr || !arguments->is_string()) {
+    field_error("messages", "tool calls of the form {\"id\", \"type\": \"function\", \"function\": "
+                            "{\"name\", \"arguments\"}}");
+  }
+  boost::system::error_code error;
+  if (!boost::json::parse(arguments->get_string(), error).is_object() || error) {
+    throw bad_request("messages: a tool call's arguments must be a JSON object, as text", "messages");
+  }
+  for (const auto& [key, value] : *c) {
+    if (key == "id" && value.is_string()) continue;
+    if (key == "type" && value.is_string() && value.get_string() == "function") continue;
+    if (key == "function") continue;
+    throw bad_request("messages: unrecognized tool call field '" + std::string(key) + "'", "messages");
+  }
+}
+
+// The messages as the engine's messages_json reads them: role, content (a string or null; text
+// parts joined), the assistant's tool_calls and the tool message's tool_call_id. Fields that
+// OpenAI's own responses carry empty (refusal, annotations, audio, function_call) are accepted
+// when empty, so an answer's message can go back into the conversation as it came.
+boost::json::array read_messages(const boost::json::value& v) {
   if (!v.is_array() || v.get_array().empty()) field_error("messages", "a non-empty array of messages");
+  boost::json::array out;
   for (const boost::json::value& m : v.get_array()) {
     const boost::json::object* message = m.if_object();
     const boost::json::value* role = message ? message->if_contains("role") : nullptr;
     const boost::json::value* content = message ? message->if_contains("content") : nullptr;
-    if (role == nullptr || !role->is_string() || content == nullptr) {
-      field_error("messages", "objects with a string 'role' and a 'content'");
+    if (role == nullptr || !role->is_string()) field_error("messages", "objects with a string 'role'");
+    const std::string_view r = role->get_string();
+    const boost::json::value* calls = message->if_contains("tool_calls");
+    const bool has_calls = calls != nullptr && !calls->is_null();
+    if ((content == nullptr || content->is_null()) && !(r == "assistant" && has_calls)) {
+      field_error("messages", "objects with a 'content' (null only beside an assistant's tool_calls)");
     }
-    // A message field this API does not pass on is refused, not dropped: tool calls and tool
-    // results wait for tool calling.
+    boost::json::object entry{{"role", text(role->get_string(), "messages")},
+                              {"content", content == nullptr || content->is_null()
+                                              ? boost::json::value(nullptr)
+                                              : boost::json::value(message_content(*content))}};
     for (const auto& [key, value] : *message) {
-      if (key == "role" || key == "content" || key == "name") continue;
-      if (key == "tool_calls" || key == "tool_call_id" || key == "function_call") {
-        throw bad_request("messages with '" + std::string(key) + "' need tool calling, which is "
-                          "not supported yet", "messages");
+      if (key == "role" || key == "content") continue;
+      if (key == "name" && value.is_string()) {
+        entry["name"] = text(value.get_string(), "messages");
+      } else if (key == "tool_calls" && r == "assistant" && (value.is_array() || value.is_null())) {
+        if (value.is_null()) continue;
+        for (const boost::json::value& call : value.get_array()) check_tool_call(call);
+        entry["tool_calls"] = value;
+      } else if (key == "tool_call_id" && r == "tool" && value.is_string()) {
+        entry["tool_call_id"] = value;
+      } else if ((key == "refusal" || key == "audio" || key == "function_call") && value.is_null()) {
+      } else if (key == "annotations" && (value.is_null() || (value.is_array() && value.get_array().empty()))) {
+      } else {
+        throw bad_request("messages: the message field '" + std::string(key) + "' is not supported" +
+                              (value.is_null() ? "" : " with this role or value"),
+                          "messages");
       }
-      throw bad_request("messages: unrecognized message field '" + std::string(key) + "'", "messages");
     }
-    if (role->get_string() == "tool" || role->get_string() == "function") {
-      throw bad_request("messages of role 'tool' need tool calling, which is not supported yet",
-                        "messages");
-    }
-    out.roles.push_back(text(role->get_string(), "messages"));
-    out.contents.push_back(content->is_null() ? std::string() : message_content(*content));
+    if (r == "function") throw bad_request("messages of role 'function' are the deprecated form of 'tool'", "messages");
+    if (r == "tool" && !entry.contains("tool_call_id")) field_error("messages", "tool messages with a 'tool_call_id'");
+    out.push_back(std::move(entry));
   }
+  return out;
 }
 
 void read_stop(const boost::json::value& v, GenerationRequest& out) {
@@ -206,23 +251,34 @@ void read_structured_output(const JsonFields& f, GenerationRequest& out) {
   }
 }
 
-// Tool calling is not implemented yet: a request that asks for it is refused, never answered as
-// if the tools were not there.
-void refuse_tools(const JsonFields& f) {
-  for (const char* name : {"tools", "functions"}) {
+// Tools belong to chat: a completion or /generate that offers them is refused.
+void refuse_tools_outside_chat(const JsonFields& f) {
+  for (const char* name : {"tools", "functions", "parallel_tool_calls"}) {
     if (f.find(name) != nullptr) {
-      throw bad_request(std::string("'") + name + "' (tool calling) is not supported yet", name);
+      throw bad_request(std::string("'") + name + "' is for /v1/chat/completions", name);
     }
   }
-  if (const boost::json::value* choice = f.find("tool_choice");
-      choice != nullptr && !(choice->is_string() && choice->get_string() == "none")) {
-    throw bad_request("'tool_choice' needs 'tools', which are not supported yet", "tool_choice");
+  for (const char* name : {"tool_choice", "function_call"}) {
+    if (const boost::json::value* choice = f.find(name);
+        choice != nullptr && !(choice->is_string() && choice->get_string() == "none")) {
+      throw bad_request(std::string("'") + name + "' is for /v1/chat/completions", name);
+    }
   }
-  if (const boost::json::value* call = f.find("function_call");
-      call != nullptr && !(call->is_string() && call->get_string() == "none")) {
-    throw bad_request("'function_call' needs 'functions', which are not supported yet", "function_call");
-  }
-  f.boolean("parallel_tool_calls");  // type-checked; without tools it changes nothing
+}
+
+// The tools of a chat: the conversation as the model's template receives them, and the grammar
+// of the calls (which takes the place of response_format's, keeping it as one alternative).
+void read_tools(const boost::json::object& body, const boost::json::array& messages,
+                const RequestLimits& limits, GenerationRequest& out) {
+  out.tools = read_tool_use(body, limits.tool_syntax, limits.system_role);
+  ToolConversation conversation = tool_conversation(messages, out.tools);
+  out.messages_json = std::move(conversation.messages_json);
+  out.tools_json = std::move(conversation.tools_json);
+  std::string grammar = tool_call_grammar(out.tools, ContentGrammar{out.grammar, out.grammar_kind});
+  if (grammar.empty()) return;
+  out.grammar = std::move(grammar);
+  out.grammar_kind = LPX_GRAMMAR_STRUCTURAL_TAG;
+  out.grammar_field = "tools";
 }
 
 // Every field of a body must be one LPX reads (or one OpenAI itself ignores): an unknown field,
@@ -282,9 +338,10 @@ GenerationRequest parse_generation_request(const boost::json::object& body, Endp
   out.endpoint = endpoint;
   const boost::json::value* prompt = f.find("prompt");
   const boost::json::value* messages = f.find("messages");
+  boost::json::array conversation;
   if (endpoint == Endpoint::kChat || (endpoint == Endpoint::kGenerate && messages != nullptr)) {
     if (messages == nullptr) field_error("messages", "given");
-    read_messages(*messages, out);
+    conversation = read_messages(*messages);
   } else {
     if (prompt == nullptr) field_error("prompt", "given");
     out.prompts = read_prompts(*prompt);
@@ -327,7 +384,14 @@ GenerationRequest parse_generation_request(const boost::json::object& body, Endp
   f.string("model");  // one model per server: type-checked, any name answers
   if (endpoint != Endpoint::kChat) out.parse_special = f.boolean("parse_special").value_or(true);
   read_structured_output(f, out);
-  refuse_tools(f);
+  if (endpoint == Endpoint::kChat) {
+    read_tools(body, conversation, limits, out);
+  } else {
+    refuse_tools_outside_chat(f);
+    out.tools.syntax = limits.tool_syntax;
+    // /generate's messages: past tool calls and results still reach the template.
+    if (!conversation.empty()) out.messages_json = tool_conversation(conversation, out.tools).messages_json;
+  }
   return out;
 }
 
@@ -344,12 +408,8 @@ lpx_request GenerationRequest::engine_request(std::uint32_t index, Storage& stor
       r.prompt_token_count = p.tokens.size();
     }
   } else {
-    storage.messages.clear();
-    for (std::size_t i = 0; i < roles.size(); ++i) {
-      storage.messages.push_back({roles[i].c_str(), contents[i].c_str()});
-    }
-    r.messages = storage.messages.data();
-    r.message_count = storage.messages.size();
+    r.messages_json = messages_json.c_str();
+    r.tools_json = tools_json.empty() ? nullptr : tools_json.c_str();
   }
   r.max_tokens = max_tokens;
   storage.stop.clear();

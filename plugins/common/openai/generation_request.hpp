@@ -10,6 +10,8 @@
 #include <lpx/cpp/status.hpp>
 #include <lpx/engine.h>
 
+#include "tool_use.hpp"
+
 namespace lpx::openai {
 
 enum class Endpoint { kCompletions, kChat, kGenerate };
@@ -24,12 +26,19 @@ struct RequestLimits {
   // Fields the caller reads itself beside the request's (a batch line's custom_id): not refused
   // as unknown.
   std::vector<std::string> caller_fields;
+  // How the model calls tools, read from its chat template (detect_tool_syntax).
+  ToolSyntax tool_syntax = ToolSyntax::kDescribedHermes;
+  bool system_role = true;  // template_takes_system_role
 };
 
 struct GenerationRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::vector<PromptInput> prompts;  // completions and /generate with a prompt
-  std::vector<std::string> roles, contents;  // chat and /generate with messages
+  // Chat and /generate with messages: the conversation as the template receives it
+  // (tool_conversation.hpp), and the tools it offers (empty: none).
+  std::string messages_json;
+  std::string tools_json;
+  ToolUse tools;  // chat: the tools offered and the calls asked for
   std::uint32_t max_tokens = 0;  // 0: until the model stops or the context ends ("length")
   std::vector<std::string> stop;
   lpx_sampling_overrides sampling{};
@@ -40,11 +49,12 @@ struct GenerationRequest {
   bool include_usage = false;
   bool logprobs = false;
   std::uint32_t top_logprobs = 0;
-  // Structured output: a JSON Schema (response_format json_schema / json_object) or a GBNF
-  // grammar (the `grammar` extension), held by the engine's grammar link.
+  // Structured output: a JSON Schema (response_format json_schema / json_object), a GBNF
+  // grammar (the `grammar` extension) or the structural tag of tool calls (tool_grammar.hpp),
+  // held by the engine's grammar link.
   std::string grammar;
   std::int32_t grammar_kind = 0;  // an lpx_grammar_kind; 0: none
-  std::string grammar_field;      // the request field it came from, for refusals
+  std::string grammar_field;      // the request field it came from (response_format, grammar, tools)
   // Special-token texts in a prompt become those tokens (`parse_special`, default true).
   bool parse_special = true;
 
@@ -55,12 +65,11 @@ struct GenerationRequest {
   // object and `storage`, which must outlive the submit call.
   struct Storage {
     std::vector<const char*> stop;
-    std::vector<lpx_chat_message> messages;
     lpx_sampling_overrides sampling{};
   };
   lpx_request engine_request(std::uint32_t index, Storage& storage) const;
   // The engine's refusal in this request's terms: a refused grammar names the field it came
-  // from (response_format or grammar).
+  // from (response_format, grammar or tools).
   lpx::Error in_request_terms(const lpx::Error& refusal) const {
     if (refusal.field() != "grammar" || grammar_field.empty()) return refusal;
     return lpx::Error(refusal.code(), refusal.what(), grammar_field);

@@ -20,6 +20,12 @@ json::object base(const ResponseContext& c, const char* object) {
   return json::object{{"id", c.id}, {"object", object}, {"created", c.created}, {"model", c.model}};
 }
 
+std::string trimmed(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return std::string(text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1));
+}
+
 json::value finish_value(const char* finish) {
   return finish != nullptr && *finish ? json::value(finish) : json::value();
 }
@@ -43,6 +49,7 @@ ResponseContext make_response_context(const GenerationRequest& request, const st
   c.model = model;
   c.logprobs = request.logprobs;
   c.n = request.n;
+  c.tools = request.tools;
   return c;
 }
 
@@ -53,6 +60,21 @@ const char* finish_reason_name(lpx_finish_reason reason) {
     case LPX_FINISH_STOP: return "stop";
     default: return "";
   }
+}
+
+const char* finish_reason_name(lpx_finish_reason reason, bool called_tools) {
+  if (called_tools && (reason == LPX_FINISH_EOG || reason == LPX_FINISH_STOP)) return "tool_calls";
+  return finish_reason_name(reason);
+}
+
+json::array tool_calls_json(const std::vector<ParsedToolCall>& calls) {
+  json::array out;
+  for (const ParsedToolCall& call : calls) {
+    out.push_back(json::object{{"id", random_id("call_")},
+                               {"type", "function"},
+                               {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+  }
+  return out;
 }
 
 json::value logprobs_json(const ResponseContext& c, const std::vector<TokenOutput>& tokens,
@@ -131,6 +153,18 @@ json::object chunk_json(const ResponseContext& c, std::uint32_t choice, const st
   return out;
 }
 
+json::object tool_calls_chunk_json(const ResponseContext& c, std::uint32_t choice,
+                                   const std::vector<ParsedToolCall>& calls) {
+  json::array deltas = tool_calls_json(calls);
+  for (std::size_t i = 0; i < deltas.size(); ++i) deltas[i].as_object()["index"] = i;
+  json::object out = base(c, "chat.completion.chunk");
+  out["choices"] = json::array{json::object{{"index", choice},
+                                            {"delta", {{"tool_calls", std::move(deltas)}}},
+                                            {"logprobs", nullptr},
+                                            {"finish_reason", nullptr}}};
+  return out;
+}
+
 json::object role_chunk_json(const ResponseContext& c, std::uint32_t choice) {
   json::object out = base(c, "chat.completion.chunk");
   out["choices"] = json::array{json::object{{"index", choice},
@@ -167,13 +201,24 @@ json::object full_response_json(const ResponseContext& c, const std::vector<Coll
   for (std::size_t i = 0; i < choices.size(); ++i) {
     const CollectedChoice& ch = choices[i];
     json::object entry{{"index", i}};
-    if (c.endpoint == Endpoint::kChat) {
+    bool called_tools = false;
+    if (c.endpoint == Endpoint::kChat && c.tools.active()) {
+      ParsedAnswer answer = parse_tool_calls(ch.text, c.tools);
+      called_tools = !answer.calls.empty();
+      json::object message{{"role", "assistant"}, {"content", ch.text}};
+      if (called_tools) {
+        const std::string content = trimmed(answer.content);
+        message["content"] = content.empty() ? json::value(nullptr) : json::value(content);
+        message["tool_calls"] = tool_calls_json(answer.calls);
+      }
+      entry["message"] = std::move(message);
+    } else if (c.endpoint == Endpoint::kChat) {
       entry["message"] = json::object{{"role", "assistant"}, {"content", ch.text}};
     } else {
       entry["text"] = ch.text;
     }
     entry["logprobs"] = logprobs_json(c, ch.logprob_tokens, 0);
-    entry["finish_reason"] = finish_reason_name(ch.outcome.reason);
+    entry["finish_reason"] = finish_reason_name(ch.outcome.reason, called_tools);
     list.push_back(std::move(entry));
   }
   json::object out = base(c, c.endpoint == Endpoint::kChat ? "chat.completion" : "text_completion");

@@ -10,6 +10,7 @@
 
 #include "generation_output.hpp"
 #include "generation_request.hpp"
+#include "tool_call_parser.hpp"
 
 namespace lpx::openai {
 
@@ -20,6 +21,7 @@ struct ResponseContext {
   std::string model;
   bool logprobs = false;
   std::uint32_t n = 1;  // choices per prompt, for counting prompt tokens once
+  ToolUse tools;        // chat: answers are read for calls when tools.active()
 };
 
 // A random id with `prefix`: "chatcmpl-…", "batch_req_…" (16 hex digits).
@@ -29,6 +31,11 @@ ResponseContext make_response_context(const GenerationRequest& request, const st
 
 // "length" or "stop"; empty for outcomes that are not a normal finish.
 const char* finish_reason_name(lpx_finish_reason reason);
+// The same for an answer that made tool calls: "tool_calls" where it ended of itself.
+const char* finish_reason_name(lpx_finish_reason reason, bool called_tools);
+
+// The message's tool_calls, each with a fresh id ("call_…").
+boost::json::array tool_calls_json(const std::vector<ParsedToolCall>& calls);
 
 // The logprobs object of `tokens` (null when the request did not ask). `text_offset` is where
 // the first token's text starts in the choice's text (completions' text_offset).
@@ -42,6 +49,10 @@ boost::json::object usage_json(const ResponseContext& context,
 boost::json::object chunk_json(const ResponseContext& context, std::uint32_t choice,
                                const std::string& text, boost::json::value logprobs,
                                const char* finish);
+// Chat: the chunk that announces the tool calls of `choice` whole, as OpenAI's stream deltas
+// carry them ({"tool_calls": [{"index", "id", "type", "function": {"name", "arguments"}}]}).
+boost::json::object tool_calls_chunk_json(const ResponseContext& context, std::uint32_t choice,
+                                          const std::vector<ParsedToolCall>& calls);
 // Chat only: the first chunk of a choice, announcing the assistant role.
 boost::json::object role_chunk_json(const ResponseContext& context, std::uint32_t choice);
 // The usage-only chunk (stream_options.include_usage); /generate: its final event.

@@ -1,7 +1,7 @@
 // grammar: keeps only the tokens that continue a text the grammar accepts, and lets generation
 // end only where that text is complete. The grammar is GBNF (llama.cpp's format; root rule
-// `root`) or a JSON Schema (docs/structured-output.md). The work is xgrammar's: a grammar is
-// parsed when the link is made (a syntax error or an unsupported schema keyword refuses the
+// `root`), a JSON Schema or a structural tag (docs/structured-output.md). The work is
+// xgrammar's: a grammar is parsed when the link is made (a syntax error or an unsupported schema keyword refuses the
 // request), compiled once for the model's vocabulary (bind_vocabulary; the host keeps the link
 // for later requests with the same grammar), and each step fills a token bitmask from its
 // Earley parser with a precomputed per-position token cache.
@@ -11,12 +11,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <lpx/cpp/plugin.hpp>
 
 #include "compiler_cache.hpp"
 #include "json_schema_keywords.hpp"
+#include "structural_tag_schemas.hpp"
 
 namespace {
 
@@ -41,13 +43,16 @@ class GrammarState final : public lpx::SamplerState {
   std::optional<std::int32_t> refused_;  // a token accept() was told of that the grammar refused
 };
 
+const char* label(const std::string& format) {
+  return format == "json_schema" ? "JSON Schema: " : format == "structural_tag" ? "structural tag: " : "grammar: ";
+}
+
 // The grammar as xgrammar reads it; throws lpx::Error naming what is wrong.
 xgrammar::Grammar parse(const std::string& format, const std::string& text) {
-  if (format == "json_schema") {
-    if (std::string why = lpx::grammar::unsupported_schema_keywords(text); !why.empty()) {
-      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, "JSON Schema: " + why);
-    }
-  }
+  const std::string why = format == "json_schema"      ? lpx::grammar::unsupported_schema_keywords(text)
+                          : format == "structural_tag" ? lpx::grammar::unsupported_structural_tag_schemas(text)
+                                                       : std::string();
+  if (!why.empty()) throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, label(format) + why);
   try {
     if (format == "json_schema") {
       // One line, ", " and ": " between items (as OpenAI's structured outputs write JSON), and
@@ -55,11 +60,18 @@ xgrammar::Grammar parse(const std::string& format, const std::string& text) {
       // validates against the schema.
       return xgrammar::Grammar::FromJSONSchema(text, /*any_whitespace=*/false);
     }
+    if (format == "structural_tag") {
+      auto grammar = xgrammar::Grammar::FromStructuralTag(text);
+      if (auto* made = std::get_if<xgrammar::Grammar>(&grammar)) return std::move(*made);
+      const std::string message = std::visit([](const auto& e) { return std::string(e.what()); },
+                                             std::get<xgrammar::StructuralTagError>(grammar));
+      throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, label(format) + lpx::grammar::without_log_prefix(message));
+    }
     return xgrammar::Grammar::FromEBNF(text, "root");
+  } catch (const lpx::Error&) {
+    throw;
   } catch (const std::exception& e) {
-    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
-                     std::string(format == "json_schema" ? "JSON Schema: " : "grammar: ") +
-                         lpx::grammar::without_log_prefix(e.what()));
+    throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, label(format) + lpx::grammar::without_log_prefix(e.what()));
   }
 }
 
@@ -141,10 +153,10 @@ class GrammarSampler final : public lpx::Sampler {
 
 constexpr lpx_option_spec kOptions[] = {
     lpx::required(lpx::option("grammar", LPX_OPTION_STRING, nullptr,
-                              "The grammar (GBNF, root rule `root`) or JSON Schema, as text")),
+                              "The grammar (GBNF, root rule `root`), JSON Schema or structural tag, as text")),
     lpx::one_of(lpx::option("format", LPX_OPTION_STRING, "\"gbnf\"",
-                            "What `grammar` holds: gbnf or json_schema"),
-                "gbnf|json_schema"),
+                            "What `grammar` holds: gbnf, json_schema or structural_tag"),
+                "gbnf|json_schema|structural_tag"),
 };
 constexpr const char* kCapabilities[] = {"sampler:filters", "sampler:grammar"};
 
@@ -153,9 +165,9 @@ constexpr const char* kCapabilities[] = {"sampler:filters", "sampler:grammar"};
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<GrammarSampler>(
       {.name = "grammar",
-       .version = "1.0.0",
+       .version = "1.1.0",
        .license = "Apache-2.0",
-       .description = "Keep only tokens that continue a text a GBNF grammar or JSON Schema accepts",
+       .description = "Keep only tokens that continue a text a GBNF grammar, JSON Schema or structural tag accepts",
        .options = kOptions,
        .capabilities = kCapabilities});
 }

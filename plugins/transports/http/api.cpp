@@ -32,6 +32,9 @@ Api::Api(const EngineHandle& engine, const HttpOptions& options)
   }
   context_size_ = info.context_size;
   max_sequences_ = info.max_sequences;
+  const std::string_view chat_template = info.chat_template ? info.chat_template : "";
+  tool_syntax_ = openai::detect_tool_syntax(chat_template);
+  system_role_ = openai::template_takes_system_role(chat_template);
   created_ = std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
@@ -156,6 +159,8 @@ void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_p
   }
   RequestLimits limits;
   limits.max_tokens = options_.max_tokens_limit != 0 ? options_.max_tokens_limit : context_size_;
+  limits.tool_syntax = tool_syntax_;
+  limits.system_role = system_role_;
   GenerationRequest request = parse_generation_request(parse_json_object(body), endpoint, limits);
   if (force_stream) request.stream = true;
 

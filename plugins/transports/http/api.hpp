@@ -55,6 +55,8 @@ class Api {
   std::string model_id_;
   std::int64_t created_ = 0;
   std::uint32_t context_size_ = 0;
+  openai::ToolSyntax tool_syntax_ = openai::ToolSyntax::kDescribedHermes;  // from the chat template
+  bool system_role_ = true;                                                // likewise
   std::uint32_t max_sequences_ = 0;
   ServerMetrics metrics_;
   ActiveGenerations active_;

@@ -67,14 +67,25 @@ void StreamingSink::send(const boost::json::object& event) {
   exchange_->send_event(boost::json::serialize(event));
 }
 
+void StreamingSink::send_text(std::uint32_t choice, const std::string& text) {
+  Choice& c = choices_[choice];
+  boost::json::value logprobs = logprobs_json(context_, c.pending_logprobs, c.text_sent);
+  c.pending_logprobs.clear();
+  c.text_sent += text.size();
+  send(chunk_json(context_, choice, text, std::move(logprobs), nullptr));
+}
+
 void StreamingSink::on_token(std::uint32_t choice, TokenOutput token) {
   Choice& c = choices_[choice];
   if (token.has_logprobs) c.pending_logprobs.push_back(token);
   if (token.text.empty()) return;  // logprobs wait for the text they belong to
-  boost::json::value logprobs = logprobs_json(context_, c.pending_logprobs, c.text_sent);
-  c.pending_logprobs.clear();
-  c.text_sent += token.text.size();
-  send(chunk_json(context_, choice, token.text, std::move(logprobs), nullptr));
+  if (!context_.tools.active()) {
+    send_text(choice, token.text);
+    return;
+  }
+  c.answer += token.text;
+  const std::size_t content = openai::content_before_calls(c.answer, context_.tools);
+  if (content > c.text_sent) send_text(choice, c.answer.substr(c.text_sent, content - c.text_sent));
 }
 
 void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
@@ -86,10 +97,21 @@ void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& ou
   if (context_.endpoint == Endpoint::kGenerate) return;  // its final event carries the reason
   Choice& c = choices_[choice];
   if (outcome.reason == LPX_FINISH_EOG && !c.pending_logprobs.empty()) c.pending_logprobs.pop_back();
+  bool called_tools = false;
+  if (context_.tools.active()) {
+    // What was held back: the calls, and the content around them.
+    openai::ParsedAnswer answer = openai::parse_tool_calls(c.answer, context_.tools);
+    called_tools = !answer.calls.empty();
+    const std::string& content = called_tools ? answer.content : c.answer;
+    std::string rest = c.text_sent < content.size() ? content.substr(c.text_sent) : std::string();
+    if (called_tools && rest.find_first_not_of(" \t\r\n") == std::string::npos) rest.clear();
+    if (!rest.empty()) send_text(choice, rest);
+    if (called_tools) send(openai::tool_calls_chunk_json(context_, choice, answer.calls));
+  }
   boost::json::value logprobs =
       c.pending_logprobs.empty() ? boost::json::value() : logprobs_json(context_, c.pending_logprobs, c.text_sent);
   if (!context_.logprobs) logprobs = nullptr;
-  send(chunk_json(context_, choice, "", std::move(logprobs), finish_reason_name(outcome.reason)));
+  send(chunk_json(context_, choice, "", std::move(logprobs), finish_reason_name(outcome.reason, called_tools)));
 }
 
 void StreamingSink::on_all_done() {

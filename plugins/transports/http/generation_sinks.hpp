@@ -42,9 +42,14 @@ class StreamingSink final : public GenerationSink {
  private:
   void send(const boost::json::object& event);
 
+  void send_text(std::uint32_t choice, const std::string& text);
+
   struct Choice {
     std::vector<TokenOutput> pending_logprobs;  // tokens whose text has not been sent yet
     std::size_t text_sent = 0;                   // bytes, for completions' text_offset
+    // With tools: the answer so far, of which text_sent bytes went out as content; the rest
+    // may be a call, sent as tool_calls once the answer is whole.
+    std::string answer;
   };
   std::shared_ptr<Exchange> exchange_;
   ResponseContext context_;

@@ -177,6 +177,9 @@ void BatchRunner::run() {
   s.model_id = std::filesystem::path(s.model_path).stem().string();
   s.backend = info.backend ? info.backend : "";
   s.limits.max_tokens = info.context_size;
+  const std::string_view chat_template = info.chat_template ? info.chat_template : "";
+  s.limits.tool_syntax = openai::detect_tool_syntax(chat_template);
+  s.limits.system_role = openai::template_takes_system_role(chat_template);
   s.max_in_flight = options_.max_in_flight ? options_.max_in_flight : 2 * info.max_sequences;
   const ItemDefaults defaults{options_.default_max_tokens, s.limits};
   const auto in_shard = [&](const std::string& key) {

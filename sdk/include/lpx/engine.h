@@ -44,7 +44,12 @@ typedef struct lpx_chat_message {
 /* since 2.1. What lpx_sampling_overrides.grammar holds. */
 typedef enum lpx_grammar_kind {
   LPX_GRAMMAR_GBNF = 1,        /* a GBNF grammar, root rule `root` (docs/structured-output.md) */
-  LPX_GRAMMAR_JSON_SCHEMA = 2  /* a JSON Schema (UTF-8 JSON text) the output must validate against */
+  LPX_GRAMMAR_JSON_SCHEMA = 2, /* a JSON Schema (UTF-8 JSON text) the output must validate against */
+  /* since 2.2. A structural tag (JSON): text shapes composed of constant strings, tags around
+   * JSON Schemas and grammars, sequences, alternatives and triggered tags, in the format
+   * xgrammar defines and vLLM and SGLang accept (docs/structured-output.md). Tool calls are
+   * held to their functions' schemas with it. */
+  LPX_GRAMMAR_STRUCTURAL_TAG = 3
 } lpx_grammar_kind;
 
 /* Per-request changes to the pipeline's sampler chain. A set field overrides the option of the
@@ -189,6 +194,10 @@ typedef struct lpx_engine_info {
   int32_t has_chat_template;
   /* since 1.3 (filled when struct_size covers it) */
   const char* backend;      /* the quant_backend plugin's name, e.g. "cpu" */
+  /* since 2.2 (filled when struct_size covers it): the source of the chat template that renders
+   * `messages`, NULL when the engine has none. Host-owned, lives with the engine. An API reads
+   * from it the syntax in which the model calls tools. */
+  const char* chat_template;
 } lpx_engine_info;
 
 /* A snapshot of the engine's load (since 1.3), for metrics and admission decisions. */

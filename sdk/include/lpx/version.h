@@ -36,11 +36,13 @@
  *        special-token texts in a prompt as those tokens; a chat request may carry its
  *        conversation as JSON with tool calls and results (lpx_request.messages_json) and the
  *        tools offered (tools_json), which the chat template renders
+ *   2.2  tool calling: structural-tag grammars (LPX_GRAMMAR_STRUCTURAL_TAG) and the chat
+ *        template's source in lpx_engine_info.chat_template
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 1
+#define LPX_ABI_MINOR 2
 
 #endif
