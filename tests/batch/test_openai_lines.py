@@ -1,6 +1,10 @@
 """Lines in the OpenAI Batch API format (custom_id, method, url, body) get OpenAI batch output
 lines back, in results.jsonl or failures.jsonl."""
-from conftest import (Job, assert_exactly_once, batch, describe, outcomes, read_json,
+import json
+
+import pytest
+
+from conftest import (ROOT, Job, assert_exactly_once, batch, describe, outcomes, read_json,
                       write_jsonl)
 
 
@@ -110,3 +114,30 @@ def test_duplicate_custom_ids_refuse_the_job(tmp_path):
     assert proc.returncode == 1, describe(proc)
     assert "'r1'" in proc.stderr and "lines 1 and 3" in proc.stderr, proc.stderr
     assert not run_dir.exists() or not any(run_dir.iterdir())
+
+
+def test_chat_lines_with_tools_get_tool_calls(tmp_path):
+    """A chat line that requires a tool call on the default model gets message.tool_calls whose
+    arguments are the function's JSON (the same parser and grammar as the server's)."""
+    model = ROOT / "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not model.exists():
+        pytest.skip(f"{model} is missing (tools/setup.sh fetches it)")
+    weather = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20}},
+               "required": ["city"], "additionalProperties": False}
+    source = tmp_path / "tools.jsonl"
+    write_jsonl(source, [_request(
+        "t-1", url="/v1/chat/completions", max_tokens=60, temperature=0,
+        messages=[{"role": "user", "content": "What is the weather in Oslo?"}],
+        tools=[{"type": "function", "function": {"name": "get_weather", "parameters": weather}}],
+        tool_choice="required", parallel_tool_calls=False)])
+    run_dir = tmp_path / "run"
+    proc = batch("--input", source, "--run-dir", run_dir, model=model)
+    assert proc.returncode == 0, describe(proc)
+    results, failures = outcomes(run_dir)
+    assert failures == []
+    choice = results[0]["response"]["body"]["choices"][0]
+    assert choice["finish_reason"] == "tool_calls", choice
+    call = choice["message"]["tool_calls"][0]
+    assert call["id"].startswith("call_") and call["function"]["name"] == "get_weather"
+    arguments = json.loads(call["function"]["arguments"])
+    assert set(arguments) == {"city"} and isinstance(arguments["city"], str) and len(arguments["city"]) <= 20

@@ -1,5 +1,5 @@
 // Tools and tool-use conversations through the chat template (lpx_request.messages_json and
-// tools_json, ABI 2.1): the engine renders them exactly as Python jinja2 renders the same
+// tools_json, ABI 2.1; the template's source in lpx_engine_info, 2.2): the engine renders them exactly as Python jinja2 renders the same
 // context with the model family's real template (the goldens of tests/chat_template), and a
 // template that renders no tools refuses them instead of dropping them. SmolLM2's vocabulary
 // has the ChatML tokens Qwen's template writes, so the default model serves both templates.
@@ -68,6 +68,33 @@ TEST_F(ChatTools, ToolConversationsRenderAsJinja2RendersThem) {
     ASSERT_TRUE(expected.has_value());
     EXPECT_EQ(*rendered, *expected);
   }
+}
+
+// lpx_engine_info.chat_template (ABI 2.2) is the source of the template that renders messages:
+// the pipeline's override when it has one, else the model's own; an info struct of an older
+// minor, which ends before the field, gets nothing written there.
+TEST_F(ChatTools, EngineInfoCarriesTheTemplateSource) {
+  auto overridden = host_.engine(smollm2_path(), "cpu", {"greedy"}, {}, {}, kQwenTemplate.string());
+  ASSERT_NE(overridden, nullptr);
+  lpx_engine_info info{};
+  info.struct_size = sizeof(info);
+  overridden->info(info);
+  ASSERT_NE(info.chat_template, nullptr);
+  EXPECT_EQ(std::string(info.chat_template), read(kQwenTemplate));
+
+  auto own = host_.engine(smollm2_path());
+  ASSERT_NE(own, nullptr);
+  own->info(info);
+  ASSERT_NE(info.chat_template, nullptr);
+  EXPECT_NE(std::string(info.chat_template).find("<|im_start|>"), std::string::npos);
+  EXPECT_NE(std::string(info.chat_template), read(kQwenTemplate));
+
+  lpx_engine_info older{};
+  older.struct_size = offsetof(lpx_engine_info, chat_template);
+  older.chat_template = "untouched";
+  own->info(older);
+  EXPECT_STREQ(older.chat_template, "untouched");
+  EXPECT_NE(older.backend, nullptr);
 }
 
 // The same plain conversation as messages_json and as messages renders the same.

@@ -110,6 +110,20 @@ TEST_F(Grammar, AJsonSchemaOutputParsesAndValidates) {
   expect_person(g.text);
 }
 
+// A structural tag (ABI 2.2) holds text and JSON together: a constant opening, a schema-valid
+// object, a constant close, then only the end of generation.
+TEST_F(Grammar, AStructuralTagHoldsTextAroundJson) {
+  auto engine = make();
+  const std::string tag = std::string(R"({"type": "structural_tag", "format": {"type": "tag",
+      "begin": "<person>", "end": "</person>",
+      "content": {"type": "json_schema", "json_schema": )") + kPerson + "}}}";
+  const Generation g = run(*engine, "Here is a person:\n", tag, LPX_GRAMMAR_STRUCTURAL_TAG);
+  ASSERT_EQ(g.error, "");
+  EXPECT_EQ(g.finish_reason, LPX_FINISH_EOG) << g.text;
+  ASSERT_TRUE(g.text.starts_with("<person>") && g.text.ends_with("</person>")) << g.text;
+  expect_person(g.text.substr(8, g.text.size() - 8 - 9));
+}
+
 // With sampling links after it, several seeds, and two requests with different grammars batched
 // together: every output still validates.
 TEST_F(Grammar, HoldsUnderSamplingAndBesideOtherRequests) {
@@ -175,6 +189,11 @@ TEST_F(Grammar, WhatItCannotHonourIsRefusedByName) {
       {R"({"$ref": "#anchor"})", LPX_GRAMMAR_JSON_SCHEMA, "only references within the schema"},
       {R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})", LPX_GRAMMAR_JSON_SCHEMA,
        "oneOf at # has branches that are not provably exclusive"},
+      {R"({"type": "structural_tag", "format": {"type": "tag", "begin": "<a>", "end": "</a>",
+           "content": {"type": "json_schema", "json_schema": {"type": "array", "uniqueItems": true}}}})",
+       LPX_GRAMMAR_STRUCTURAL_TAG, "structural tag: #/format/content: keyword 'uniqueItems' at # is not supported"},
+      {R"({"type": "structural_tag", "format": {"type": "frobnicate"}})", LPX_GRAMMAR_STRUCTURAL_TAG,
+       "structural tag: "},
       {R"(root ::= "a" undefined_rule)", LPX_GRAMMAR_GBNF, "undefined_rule"},
       {R"(root ::= "a)", LPX_GRAMMAR_GBNF, "grammar: "},
   };

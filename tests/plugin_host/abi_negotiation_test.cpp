@@ -65,7 +65,7 @@ TEST_F(AbiNegotiation, AcceptsStructsLargerThanTheirMinorDefines) {
   EXPECT_EQ(c.selected, 0);
 }
 
-// A 2.0 sampler in this 2.1 host: accepted and run; bind_vocabulary, which 2.0 did not have,
+// A 2.0 sampler in a 2.1 or later host: accepted and run; bind_vocabulary, which 2.0 did not have,
 // stays NULL (the plugin keeps an aborting function where 2.1 put it), so the host never calls
 // it and binding a vocabulary to the link is a no-op.
 TEST_F(AbiNegotiation, AcceptsAnOlderMinorAndNeverCallsWhatItLacks) {
