@@ -8,6 +8,16 @@
 #include <new>
 
 namespace lpx::core {
+namespace {
+
+// What a decoding request may still generate, the next token included: the positions it
+// reserved (prompt + max_tokens, or the context) less those already used.
+std::uint32_t tokens_left(const Request& r) {
+  const std::uint64_t used = std::uint64_t{r.prompt.size()} + r.generated;
+  return r.positions_needed > used ? static_cast<std::uint32_t>(r.positions_needed - used) : 1;
+}
+
+}  // namespace
 
 void Engine::loop() {
   for (;;) {
@@ -112,7 +122,7 @@ void Engine::step() {
     try {
       const bool on_host = pick == TokenPick::host;
       const float* logits = on_host ? logits_.data() + o * h_.n_vocab : nullptr;
-      const std::int32_t token = on_host ? r.sampler->sample(logits) : picked_tokens_[o];
+      const std::int32_t token = on_host ? r.sampler->sample(logits, tokens_left(r)) : picked_tokens_[o];
       r.sampler->accept(token);
       tokens_generated_.fetch_add(1, std::memory_order_relaxed);
       if (auto ending = output_->deliver(r, token, logits)) finish(r, *ending);

@@ -68,13 +68,13 @@ SamplerChain::~SamplerChain() {
   }
 }
 
-std::int32_t SamplerChain::sample(const float* logits) {
+std::int32_t SamplerChain::sample(const float* logits, std::uint32_t tokens_left) {
   const std::size_t n = candidates_.size();
   for (std::size_t i = 0; i < n; ++i) {
     candidates_[i] = {static_cast<std::int32_t>(i), logits[i], 0.0f};
   }
   for (const LogitBias& b : bias_) candidates_[static_cast<std::size_t>(b.token)].logit += b.bias;
-  lpx_candidates view{candidates_.data(), n, -1, 0, 0};
+  lpx_candidates view{candidates_.data(), n, -1, 0, 0, tokens_left};
   for (Link& link : links_) {
     view.selected = -1;
     if (lpx_status* status = link.api->apply(link.instance->raw(), link.state, &view)) {

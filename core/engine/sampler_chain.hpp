@@ -35,7 +35,9 @@ class SamplerChain {
   SamplerChain& operator=(const SamplerChain&) = delete;
 
   // The chosen token. Throws EngineError when a link fails or nothing was selected.
-  std::int32_t sample(const float* logits);
+  // `tokens_left`: what the request may still generate, this token included (0: unknown);
+  // links read it as lpx_candidates.tokens_left.
+  std::int32_t sample(const float* logits, std::uint32_t tokens_left = 0);
   // Tells every link which token the sequence took.
   void accept(std::int32_t token);
   // True when sample() is the argmax of the raw logits (the lone `greedy` link, no logit bias):

@@ -39,7 +39,8 @@ inline constexpr Layout kLayouts[] = {
     {1, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
-    // 2.2: no table grows (a grammar kind and lpx_engine_info.chat_template)
+    // 2.2: no table grows (a grammar kind, lpx_engine_info.chat_template,
+    // lpx_candidates.tokens_left)
     {2, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
@@ -133,6 +134,8 @@ static_assert(sizeof(lpx_vocabulary) == 48, "the 2.1 vocabulary cannot change");
 static_assert(offsetof(lpx_request, flags) == 120 && offsetof(lpx_request, messages_json) == 128 &&
                   offsetof(lpx_request, tools_json) == 136,
               "the 2.0 request and its 2.1 messages_json and tools_json cannot change");
+static_assert(offsetof(lpx_candidates, has_probabilities) == 28 && offsetof(lpx_candidates, tokens_left) == 32,
+              "the 2.0 candidates and their 2.2 tokens_left cannot change");
 static_assert(offsetof(lpx_engine_info, backend) == 40 && offsetof(lpx_engine_info, chat_template) == 48,
               "the 2.0 engine info and its 2.2 chat_template cannot change");
 

@@ -52,7 +52,7 @@ std::int32_t run_sampling_program(const lpx_sampling_program& program, const flo
   for (std::size_t i = 0; i < n_vocab; ++i) {
     scratch[i] = {static_cast<std::int32_t>(i), logits[i], 0.0f};
   }
-  lpx_candidates c{scratch, n_vocab, -1, 0, 0};
+  lpx_candidates c{scratch, n_vocab, -1, 0, 0, 0};
   for (std::uint32_t i = 0; i < program.n_ops; ++i) {
     const lpx_sampling_op& op = program.ops[i];
     c.selected = -1;

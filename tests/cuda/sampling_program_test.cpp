@@ -209,7 +209,7 @@ bool min_p_close(const lpx_candidates& c, double p) {
 ReferenceRun run_reference(const lpx_sampling_program& program, const float* logits, int n) {
   std::vector<lpx_token_candidate> data(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) data[static_cast<std::size_t>(i)] = {i, logits[i], 0.0f};
-  lpx_candidates c{data.data(), data.size(), -1, 0, 0};
+  lpx_candidates c{data.data(), data.size(), -1, 0, 0, 0};
   ReferenceRun run;
   for (std::uint32_t i = 0; i < program.n_ops; ++i) {
     const lpx_sampling_op& o = program.ops[i];

@@ -124,6 +124,26 @@ TEST_F(Grammar, AStructuralTagHoldsTextAroundJson) {
   expect_person(g.text.substr(8, g.text.size() - 8 - 9));
 }
 
+// Near max_tokens the link steers the JSON to close: a value the model would run on with is
+// ended while the closers still fit, so the answer is whole (EOG), not cut ("length"). What
+// cannot fit at all still ends with "length".
+TEST_F(Grammar, JsonClosesBeforeMaxTokensWhereItCan) {
+  auto engine = make();
+  const std::string story = R"({"type": "object", "properties": {"title": {"type": "string"},
+      "chapters": {"type": "array", "items": {"type": "string"}}}, "required": ["title", "chapters"],
+      "additionalProperties": false})";
+  for (std::uint32_t max_tokens : {16u, 24u, 40u}) {
+    const Generation g = run(*engine, "A very long story with many chapters, as JSON:\n", story,
+                             LPX_GRAMMAR_JSON_SCHEMA, max_tokens);
+    ASSERT_EQ(g.error, "");
+    EXPECT_EQ(g.finish_reason, LPX_FINISH_EOG) << max_tokens << ": " << g.text;
+    const boost::json::value v = boost::json::parse(g.text);
+    EXPECT_TRUE(v.as_object().contains("title") && v.as_object().contains("chapters")) << g.text;
+  }
+  const Generation cut = run(*engine, "A story as JSON:\n", story, LPX_GRAMMAR_JSON_SCHEMA, 3);
+  EXPECT_EQ(cut.finish_reason, LPX_FINISH_LENGTH) << cut.text;
+}
+
 // With sampling links after it, several seeds, and two requests with different grammars batched
 // together: every output still validates.
 TEST_F(Grammar, HoldsUnderSamplingAndBesideOtherRequests) {

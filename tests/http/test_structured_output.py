@@ -136,6 +136,21 @@ def test_sampled_answers_validate_too(client):
     assert whole >= 2, "too few sampled answers were completed to check them"
 
 
+@pytest.mark.parametrize("max_tokens", [18, 26])
+def test_a_tight_max_tokens_still_gets_whole_json(client, max_tokens):
+    # Free text the model would run on with is closed while the JSON still fits.
+    schema = {"type": "object", "properties": {"title": {"type": "string"}, "summary": {"type": "string"}},
+              "required": ["title", "summary"], "additionalProperties": False}
+    chat = client.chat.completions.create(
+        model="m", max_tokens=max_tokens, temperature=0,
+        messages=[{"role": "user", "content": "Summarize the history of Rome in great detail, as JSON."}],
+        response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": schema}})
+    choice = chat.choices[0]
+    assert choice.finish_reason == "stop", choice.message.content
+    assert chat.usage.completion_tokens <= max_tokens
+    jsonschema.validate(json.loads(choice.message.content), schema)
+
+
 def test_the_clients_parse_helper_gets_its_model(client):
     class Step(pydantic.BaseModel):
         explanation: str = pydantic.Field(max_length=60)

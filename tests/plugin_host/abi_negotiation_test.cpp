@@ -60,7 +60,7 @@ TEST_F(AbiNegotiation, AcceptsStructsLargerThanTheirMinorDefines) {
   EXPECT_EQ(api.struct_size, sizeof(lpx_sampler_api) + sizeof(void*)) << "the plugin's own claim";
   ASSERT_NE(api.apply, nullptr);
   lpx_token_candidate candidates[2] = {{0, 1.0f, 0.0f}, {1, 0.5f, 0.0f}};
-  lpx_candidates c{candidates, 2, -1, 0, 0};
+  lpx_candidates c{candidates, 2, -1, 0, 0, 0};
   EXPECT_EQ(api.apply(instance.value()->raw(), nullptr, &c), nullptr);
   EXPECT_EQ(c.selected, 0);
 }
@@ -79,7 +79,7 @@ TEST_F(AbiNegotiation, AcceptsAnOlderMinorAndNeverCallsWhatItLacks) {
   EXPECT_EQ(api.bind_vocabulary, nullptr);
   ASSERT_NE(api.apply, nullptr);
   lpx_token_candidate candidates[2] = {{0, 1.0f, 0.0f}, {1, 0.5f, 0.0f}};
-  lpx_candidates c{candidates, 2, -1, 0, 0};
+  lpx_candidates c{candidates, 2, -1, 0, 0, 0};
   EXPECT_EQ(api.apply(instance.value()->raw(), nullptr, &c), nullptr);
   EXPECT_EQ(c.selected, 0);
 }

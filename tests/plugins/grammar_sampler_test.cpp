@@ -74,7 +74,7 @@ class GrammarLink {
   std::vector<std::int32_t> allowed() {
     std::vector<lpx_token_candidate> c;
     for (std::size_t i = 0; i < n_; ++i) c.push_back({static_cast<std::int32_t>(i), 0.0f, 0.0f});
-    lpx_candidates view{c.data(), c.size(), -1, 0, 0};
+    lpx_candidates view{c.data(), c.size(), -1, 0, 0, 0};
     if (lpx_status* s = api_->apply(instance_->raw(), state_, &view)) {
       throw std::runtime_error(take_status_message(s));
     }

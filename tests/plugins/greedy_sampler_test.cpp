@@ -37,7 +37,7 @@ TEST_F(GreedySampler, PicksTheHighestLogitOnRandomInputs) {
       data[i] = {static_cast<int32_t>(i), logit(rng), 0.0f};
       if (data[i].logit > data[best].logit) best = i;
     }
-    lpx_candidates candidates{data.data(), size, -1, 0, 0};
+    lpx_candidates candidates{data.data(), size, -1, 0, 0, 0};
     ASSERT_EQ(apply(candidates), nullptr);
     EXPECT_EQ(candidates.selected, static_cast<int64_t>(best)) << "size " << size;
   }
@@ -45,11 +45,11 @@ TEST_F(GreedySampler, PicksTheHighestLogitOnRandomInputs) {
 
 TEST_F(GreedySampler, TakesTheFirstOnTiesAndTrustsSortedInput) {
   std::vector<lpx_token_candidate> data = {{5, 1.0f, 0}, {9, 2.0f, 0}, {3, 2.0f, 0}};
-  lpx_candidates candidates{data.data(), data.size(), -1, 0, 0};
+  lpx_candidates candidates{data.data(), data.size(), -1, 0, 0, 0};
   ASSERT_EQ(apply(candidates), nullptr);
   EXPECT_EQ(candidates.selected, 1);
   std::vector<lpx_token_candidate> sorted = {{4, 9.0f, 0}, {2, 1.0f, 0}};
-  lpx_candidates sorted_candidates{sorted.data(), sorted.size(), -1, 1, 0};
+  lpx_candidates sorted_candidates{sorted.data(), sorted.size(), -1, 1, 0, 0};
   ASSERT_EQ(apply(sorted_candidates), nullptr);
   EXPECT_EQ(sorted_candidates.selected, 0);
 }
@@ -61,7 +61,7 @@ TEST_F(GreedySampler, AnswersCapabilityQueries) {
 }
 
 TEST_F(GreedySampler, AnEmptyListIsAnErrorNotACrash) {
-  lpx_candidates candidates{nullptr, 0, -1, 0, 0};
+  lpx_candidates candidates{nullptr, 0, -1, 0, 0, 0};
   lpx_status* status = apply(candidates);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(status->code, LPX_ERR_INVALID_ARGUMENT);

@@ -32,7 +32,7 @@ class Sampler {
   }
   // Applies the sampler; returns the candidates left (and `selected` through `out`).
   Candidates apply(Candidates data, std::int64_t* selected = nullptr, bool sorted = false) {
-    lpx_candidates c{data.data(), data.size(), -1, sorted ? 1 : 0, 0};
+    lpx_candidates c{data.data(), data.size(), -1, sorted ? 1 : 0, 0, 0};
     if (lpx_status* s = api_->apply(instance_->raw(), state_, &c)) {
       throw std::runtime_error(take_status_message(s));
     }

@@ -92,7 +92,7 @@ TEST_F(OutOfTreePlugin, FiltersCandidatesWhenLoadedByTheHostLibrary) {
   auto instance = plugin.value()->create(options);
   ASSERT_TRUE(instance) << instance.error();
   std::vector<lpx_token_candidate> data = {{1, 0.5f, 0}, {3, 2.0f, 0}, {5, 1.0f, 0}, {7, 3.0f, 0}};
-  lpx_candidates candidates{data.data(), data.size(), -1, 0, 0};
+  lpx_candidates candidates{data.data(), data.size(), -1, 0, 0, 0};
   const auto& api = instance.value()->api<lpx_sampler_api>();
   ASSERT_EQ(api.apply(instance.value()->raw(), nullptr, &candidates), nullptr);
   ASSERT_EQ(candidates.size, 2u);

@@ -21,7 +21,7 @@ VocabularyCompiler* make(const lpx_vocabulary& v) {
   // No cache of xgrammar's own: the host keeps the compiled links it reuses (32 of them), and
   // an unbounded cache would let clients that vary their schemas grow memory without end.
   return new VocabularyCompiler{info, xgrammar::GrammarCompiler(info, 1, /*cache_enabled=*/false),
-                                static_cast<int>(v.n_vocab), stops};
+                                static_cast<int>(v.n_vocab), stops, std::move(pieces)};
 }
 
 }  // namespace

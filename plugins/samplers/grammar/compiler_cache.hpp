@@ -1,6 +1,6 @@
 // One xgrammar GrammarCompiler per vocabulary, shared by every grammar link of the process: it
-// holds the vocabulary's sorted trie and caches compiled grammars itself. Keyed by the host's
-// vocabulary fingerprint.
+// holds the vocabulary's sorted trie (compiled grammars are kept by the host, not here). Keyed by
+// the host's vocabulary fingerprint.
 //
 // Threading: for_vocabulary() may run on any thread; a compiler is thread-safe.
 #pragma once
@@ -20,6 +20,7 @@ struct VocabularyCompiler {
   xgrammar::GrammarCompiler compiler;
   int n_vocab;
   std::vector<std::int32_t> end_of_generation;
+  std::vector<std::string> pieces;  // each token's bytes (empty for control tokens)
 };
 
 // xgrammar's message without its log prefix ("[21:11:07] /path/file.cc:94: "), which says

@@ -17,6 +17,7 @@
 #include <lpx/cpp/plugin.hpp>
 
 #include "compiler_cache.hpp"
+#include "json_closing.hpp"
 #include "json_schema_keywords.hpp"
 #include "structural_tag_schemas.hpp"
 
@@ -41,6 +42,8 @@ class GrammarState final : public lpx::SamplerState {
   std::int64_t shape_;
   DLTensor tensor_{};
   std::optional<std::int32_t> refused_;  // a token accept() was told of that the grammar refused
+  lpx::grammar::JsonClosing closing_;     // JSON Schema outputs: how far the text is from closed
+  std::uint32_t next_look_ = UINT32_MAX;  // tokens_left at which the next closing look is due
 };
 
 const char* label(const std::string& format) {
@@ -78,7 +81,8 @@ xgrammar::Grammar parse(const std::string& format, const std::string& text) {
 class GrammarSampler final : public lpx::Sampler {
  public:
   explicit GrammarSampler(const lpx::Options& options)
-      : grammar_(parse(options.get_string("format"), options.get_string("grammar"))) {}
+      : grammar_(parse(options.get_string("format"), options.get_string("grammar"))),
+        json_(options.get_string("format") == "json_schema") {}
 
   static void validate(const lpx::Options& options) {
     if (options.get_string("grammar").empty()) {
@@ -123,6 +127,18 @@ class GrammarSampler final : public lpx::Sampler {
         const bool allowed = id < n_vocab && ((s.mask_[id / 32] >> (id % 32)) & 1) != 0;
         if (allowed) c.data[kept++] = c.data[i];  // order kept: a sorted list stays sorted
       }
+      // Near max_tokens, a JSON text takes the way to its close while that still fits: this
+      // token, a greedy close from here, the end of generation, and one token to spare.
+      if (json_ && c.tokens_left > 0 && c.tokens_left <= std::min(kSteeringWindow, s.next_look_)) {
+        const std::uint32_t length = closing_length(s, c.tokens_left);
+        if (c.tokens_left <= length + 1) {
+          kept = keep_closest_to_closed(s, c.data, kept);
+        } else {
+          // Half the spare tokens pass before the next look: a close grows by a token or two
+          // a step at most, so it still starts in time, and a long answer looks a few times.
+          s.next_look_ = c.tokens_left - std::max<std::uint32_t>(1, (c.tokens_left - length - 1) / 2);
+        }
+      }
     }
     if (kept == 0) {
       throw lpx::Error(LPX_ERR_INVALID_ARGUMENT,
@@ -137,16 +153,76 @@ class GrammarSampler final : public lpx::Sampler {
     auto& s = static_cast<GrammarState&>(*base);
     if (s.matcher_.IsTerminated()) return;  // the end-of-generation token was taken
     if (!s.matcher_.AcceptToken(token)) s.refused_ = token;
+    if (json_ && token >= 0 && token < vocabulary_->n_vocab) {
+      s.closing_.feed(vocabulary_->pieces[static_cast<std::size_t>(token)]);
+    }
   }
 
   void reset(lpx::SamplerState* base) noexcept override {
     auto& s = static_cast<GrammarState&>(*base);
     s.matcher_.Reset();
     s.refused_.reset();
+    s.closing_.reset();
+    s.next_look_ = UINT32_MAX;
   }
 
  private:
+  // How near max_tokens steering starts to look (a look costs a few mask fills).
+  static constexpr std::uint32_t kSteeringWindow = 64;
+
+  // The tokens a greedy close takes from where `s` is (each step the allowed token that leaves
+  // the JSON closest to closed), the end of generation included; `limit` + 1 when that is more
+  // than `limit`. The matcher is left where it was; the step's mask is overwritten.
+  std::uint32_t closing_length(GrammarState& s, std::uint32_t limit) const {
+    lpx::grammar::JsonClosing closing = s.closing_;
+    const auto n_vocab = static_cast<std::uint32_t>(vocabulary_->n_vocab);
+    const std::vector<std::int32_t>& ends = vocabulary_->end_of_generation;
+    std::uint32_t taken = 0;
+    std::uint32_t length = limit + 1;
+    while (taken < limit) {
+      if (s.matcher_.IsCompleted()) {
+        length = taken + 1;
+        break;
+      }
+      s.matcher_.FillNextTokenBitmask(&s.tensor_);
+      std::int32_t best = -1;
+      std::uint32_t best_distance = UINT32_MAX;
+      for (std::uint32_t id = 0; id < n_vocab; ++id) {
+        if (((s.mask_[id / 32] >> (id % 32)) & 1) == 0) continue;
+        if (std::find(ends.begin(), ends.end(), static_cast<std::int32_t>(id)) != ends.end()) continue;
+        const std::uint32_t d = closing.tokens_to_close_after(vocabulary_->pieces[id]);
+        if (d < best_distance) {
+          best_distance = d;
+          best = static_cast<std::int32_t>(id);
+        }
+      }
+      if (best < 0 || !s.matcher_.AcceptToken(best)) break;
+      closing.feed(vocabulary_->pieces[static_cast<std::size_t>(best)]);
+      ++taken;
+    }
+    if (taken > 0) s.matcher_.Rollback(static_cast<int>(taken));
+    return length;
+  }
+
+  // Near max_tokens: of the allowed tokens, only those that leave the JSON closest to closed
+  // (an end of generation, where the text is whole, first), in their order. Returns how many.
+  std::size_t keep_closest_to_closed(const GrammarState& s, lpx_token_candidate* data, std::size_t n) const {
+    const std::vector<std::int32_t>& ends = vocabulary_->end_of_generation;
+    const auto distance = [&](std::int32_t id) -> std::int64_t {
+      if (std::find(ends.begin(), ends.end(), id) != ends.end()) return -1;
+      return s.closing_.tokens_to_close_after(vocabulary_->pieces[static_cast<std::size_t>(id)]);
+    };
+    std::int64_t best = INT64_MAX;
+    for (std::size_t i = 0; i < n; ++i) best = std::min(best, distance(data[i].id));
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (distance(data[i].id) == best) data[kept++] = data[i];
+    }
+    return kept;
+  }
+
   xgrammar::Grammar grammar_;
+  bool json_;  // a JSON Schema: steered to close near max_tokens
   std::shared_ptr<lpx::grammar::VocabularyCompiler> vocabulary_;
   std::optional<xgrammar::CompiledGrammar> compiled_;
 };

@@ -37,7 +37,8 @@
  *        conversation as JSON with tool calls and results (lpx_request.messages_json) and the
  *        tools offered (tools_json), which the chat template renders
  *   2.2  tool calling: structural-tag grammars (LPX_GRAMMAR_STRUCTURAL_TAG) and the chat
- *        template's source in lpx_engine_info.chat_template
+ *        template's source in lpx_engine_info.chat_template; samplers see how many tokens a
+ *        sequence may still generate (lpx_candidates.tokens_left)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H

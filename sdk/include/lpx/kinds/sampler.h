@@ -38,6 +38,10 @@ typedef struct lpx_candidates {
   int64_t selected;          /* index into data of the chosen token, or -1 */
   int32_t sorted;            /* 1 when data is sorted by descending logit */
   int32_t has_probabilities; /* 1 when every p is the softmax of the current logits */
+  /* since 2.2. Tokens the sequence may still generate, the one being picked and an end of
+   * generation included (what max_tokens and the context leave); 0: unknown. A grammar uses it
+   * to close its text while it still fits. Read-only. */
+  uint32_t tokens_left;
 } lpx_candidates;
 
 typedef struct lpx_sampler_state lpx_sampler_state; /* opaque, plugin-owned */
