@@ -117,6 +117,13 @@ def test_the_clients_parse_and_stream_helpers_read_the_calls(client):
         final = stream.get_final_completion()
     assert done and isinstance(done[0].parsed_arguments, GetWeather)
     assert final.choices[0].message.tool_calls[0].function.parsed_arguments == calls[0].function.parsed_arguments
+    # Both messages go back into a conversation as the helpers left them (with `parsed`, and a
+    # streamed call's `index`).
+    for message in (parsed.choices[0].message, final.choices[0].message):
+        result = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "21 C"}
+        answer = client.chat.completions.create(model="m", messages=QUESTION + [message, result], max_tokens=8,
+                                                temperature=0, tools=tools, tool_choice="none")
+        assert answer.choices[0].message.content
 
 
 def test_calls_and_results_go_back_into_the_conversation(client):

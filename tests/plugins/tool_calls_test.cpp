@@ -252,7 +252,8 @@ TEST(ToolCallsParse, GraniteReadsTheCallsItsTriggeredGrammarAdmits) {
   EXPECT_EQ(two.calls.size(), 2u) << two.content;
 }
 
-// While streaming, content is released up to (never into) what may become a call.
+// While streaming, content is released up to (never into) what may become a call, without the
+// whitespace before it (a whole answer's content is trimmed).
 TEST(ToolCallsStreaming, ContentBeforeCalls) {
   const ToolUse hermes = offered(ToolSyntax::kHermes);
   const std::string answer = "Sure. <tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>";
@@ -265,8 +266,9 @@ TEST(ToolCallsStreaming, ContentBeforeCalls) {
     EXPECT_LE(released, open) << n;
     last = released;
   }
-  EXPECT_EQ(last, open);
-  EXPECT_EQ(content_before_calls("Hello <tool", hermes), 6u);
+  EXPECT_EQ(last, open - 1) << "the space before the call is held back";
+  EXPECT_EQ(content_before_calls("Hello <tool", hermes), 5u);
+  EXPECT_EQ(content_before_calls("Hello wor", hermes), 9u);
   EXPECT_EQ(content_before_calls("Hello <toolbox", hermes), 14u);
 
   const ToolUse llama = offered(ToolSyntax::kLlama3Json);
@@ -277,7 +279,51 @@ TEST(ToolCallsStreaming, ContentBeforeCalls) {
 
   const ToolUse granite = offered(ToolSyntax::kGranite);
   EXPECT_EQ(content_before_calls("[", granite), 0u);
-  EXPECT_EQ(content_before_calls("Text <|tool_call|>[", granite), 5u);
+  EXPECT_EQ(content_before_calls("Text <|tool_call|>[", granite), 4u);
+  EXPECT_EQ(content_before_calls("Text [ {", granite), 4u);
+  EXPECT_EQ(content_before_calls("Scores [1, 2]", granite), 13u);
+}
+
+// What the review of the first version found: a close tag cut by max_tokens keeps its call; a
+// cut list keeps its whole calls; a bare list in any key order or spacing is read, and a list
+// that is not calls stays content.
+TEST(ToolCallsParse, CutOffAndLooseForms) {
+  const ToolUse hermes = offered(ToolSyntax::kHermes);
+  const ParsedAnswer cut_close = parse_tool_calls(
+      "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n"
+      "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_", hermes);
+  ASSERT_EQ(cut_close.calls.size(), 2u) << cut_close.content;
+  EXPECT_EQ(cut_close.calls[1].name, "get_weather");
+
+  const ToolUse granite = offered(ToolSyntax::kGranite);
+  const ParsedAnswer cut_list = parse_tool_calls(
+      R"(<|tool_call|>[{"name": "get_time", "arguments": {}}, {"name": "get_weather", "argu)", granite);
+  ASSERT_EQ(cut_list.calls.size(), 1u);
+  EXPECT_EQ(cut_list.content, R"({"name": "get_weather", "argu)");
+  const ParsedAnswer reordered =
+      parse_tool_calls(R"([ {"arguments": {"city": "Oslo"}, "name": "get_weather"}])", granite);
+  ASSERT_EQ(reordered.calls.size(), 1u);
+  EXPECT_EQ(reordered.calls[0].arguments, R"({"city":"Oslo"})");
+  const ParsedAnswer own_json = parse_tool_calls(R"(Scores: [{"a": 1}] and [1, 2].)", granite);
+  EXPECT_TRUE(own_json.calls.empty());
+  EXPECT_EQ(own_json.content, R"(Scores: [{"a": 1}] and [1, 2].)");
+}
+
+// An answer's message goes back as clients keep it: openai-python's parse() adds `parsed`, a
+// streamed call keeps its `index`; both are read past. After described tools, the user's next
+// words join the results' user turn (templates like Gemma's want turns to alternate).
+TEST(ToolCallsRequest, AnswersGoBackAsClientsKeepThem) {
+  const GenerationRequest r = parse(chat_body(tools_field(), R"([
+      {"role": "user", "content": "Weather?"},
+      {"role": "assistant", "content": null, "parsed": null, "refusal": null, "tool_calls": [{"index": 0,
+       "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": "21 C"},
+      {"role": "user", "content": "And tomorrow?"}])"), ToolSyntax::kDescribedHermes);
+  const json::array messages = json::parse(r.messages_json).as_array();
+  ASSERT_EQ(messages.size(), 4u) << r.messages_json;  // system, user, assistant, user
+  EXPECT_EQ(messages[3].at("role"), "user");
+  EXPECT_EQ(messages[3].at("content"), "<tool_response>\n21 C\n</tool_response>\n\nAnd tomorrow?");
+  EXPECT_FALSE(messages[2].as_object().contains("parsed"));
 }
 
 // Malformed or unsupported tool fields are a 400 naming the field.
@@ -367,7 +413,22 @@ TEST(ToolCallsGrammar, AutoAndNone) {
   const json::object either = tag_format(parse(chat_body(tools_field(
       R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": )" + schema + "}}"))));
   EXPECT_EQ(either.at("type"), "or");
-  EXPECT_EQ(either.at("elements").at(0), json::parse(R"({"type": "json_schema", "json_schema": )" + schema + "}"));
+  EXPECT_EQ(either.at("elements").at(0),
+            json::parse(R"({"type": "json_schema", "json_schema": )" + schema + R"(, "max_whitespace_cnt": 1})"));
+
+  // One call at most without parallel calls, and always in Llama 3's syntax (its template
+  // renders one per turn): free text under a triggered grammar that stops after the first.
+  const json::object single = tag_format(parse(chat_body(tools_field(R"(, "parallel_tool_calls": false)"))));
+  EXPECT_EQ(single.at("type"), "triggered_tags");
+  EXPECT_EQ(single.at("stop_after_first"), true);
+  const json::object llama = tag_format(parse(chat_body(tools_field("")), ToolSyntax::kLlama3Json));
+  EXPECT_EQ(llama.at("type"), "triggered_tags");
+  EXPECT_EQ(llama.at("stop_after_first"), true);
+
+  // Arguments are an object even where the schema says nothing.
+  const json::object empty = tag_format(parse(chat_body(
+      R"("tool_choice": "required", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}])")));
+  EXPECT_EQ(empty.at("tags").at(0).at("content").at("json_schema"), json::parse(R"({"type": "object"})"));
 
   const GenerationRequest none = parse(chat_body(tools_field(R"(, "tool_choice": "none")")));
   EXPECT_EQ(none.grammar_kind, 0);

@@ -100,6 +100,7 @@ void check_tool_call(const boost::json::value& call) {
     if (key == "id" && value.is_string()) continue;
     if (key == "type" && value.is_string() && value.get_string() == "function") continue;
     if (key == "function") continue;
+    if (key == "index" && value.is_number()) continue;  // a streamed call's, as clients keep it
     throw bad_request("messages: unrecognized tool call field '" + std::string(key) + "'", "messages");
   }
 }
@@ -107,7 +108,8 @@ void check_tool_call(const boost::json::value& call) {
 // The messages as the engine's messages_json reads them: role, content (a string or null; text
 // parts joined), the assistant's tool_calls and the tool message's tool_call_id. Fields that
 // OpenAI's own responses carry empty (refusal, annotations, audio, function_call) are accepted
-// when empty, so an answer's message can go back into the conversation as it came.
+// when empty, and what clients add to an answer they keep (parse()'s `parsed`, a streamed
+// call's `index`), so an answer's message can go back into the conversation as it came.
 boost::json::array read_messages(const boost::json::value& v) {
   if (!v.is_array() || v.get_array().empty()) field_error("messages", "a non-empty array of messages");
   boost::json::array out;
@@ -136,6 +138,8 @@ boost::json::array read_messages(const boost::json::value& v) {
         entry["tool_calls"] = value;
       } else if (key == "tool_call_id" && r == "tool" && value.is_string()) {
         entry["tool_call_id"] = value;
+      } else if (key == "parsed" && r == "assistant") {
+        // openai-python's parse() result: the content parsed again, nothing new.
       } else if ((key == "refusal" || key == "audio" || key == "function_call") && value.is_null()) {
       } else if (key == "annotations" && (value.is_null() || (value.is_array() && value.get_array().empty()))) {
       } else {
@@ -276,6 +280,7 @@ void read_tools(const boost::json::object& body, const boost::json::array& messa
   out.tools_json = std::move(conversation.tools_json);
   std::string grammar = tool_call_grammar(out.tools, ContentGrammar{out.grammar, out.grammar_kind});
   if (grammar.empty()) return;
+  out.content_grammar_field = std::move(out.grammar_field);
   out.grammar = std::move(grammar);
   out.grammar_kind = LPX_GRAMMAR_STRUCTURAL_TAG;
   out.grammar_field = "tools";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -55,6 +56,7 @@ struct GenerationRequest {
   std::string grammar;
   std::int32_t grammar_kind = 0;  // an lpx_grammar_kind; 0: none
   std::string grammar_field;      // the request field it came from (response_format, grammar, tools)
+  std::string content_grammar_field;  // with tools: the field of the content's alternative
   // Special-token texts in a prompt become those tokens (`parse_special`, default true).
   bool parse_special = true;
 
@@ -72,7 +74,11 @@ struct GenerationRequest {
   // from (response_format, grammar or tools).
   lpx::Error in_request_terms(const lpx::Error& refusal) const {
     if (refusal.field() != "grammar" || grammar_field.empty()) return refusal;
-    return lpx::Error(refusal.code(), refusal.what(), grammar_field);
+    // Tools beside a response_format: the content's schema is the first alternative of the
+    // structural tag (tool_grammar.cpp).
+    const bool about_content = !content_grammar_field.empty() &&
+                               std::string_view(refusal.what()).find("#/format/elements/0") != std::string_view::npos;
+    return lpx::Error(refusal.code(), refusal.what(), about_content ? content_grammar_field : grammar_field);
   }
 };
 

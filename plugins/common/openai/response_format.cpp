@@ -1,5 +1,6 @@
 #include "response_format.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -205,7 +206,8 @@ json::object full_response_json(const ResponseContext& c, const std::vector<Coll
     if (c.endpoint == Endpoint::kChat && c.tools.active()) {
       ParsedAnswer answer = parse_tool_calls(ch.text, c.tools);
       called_tools = !answer.calls.empty();
-      json::object message{{"role", "assistant"}, {"content", ch.text}};
+      // Whitespace the model put before its answer is not content (the stream holds it back).
+      json::object message{{"role", "assistant"}, {"content", ch.text.substr(std::min(ch.text.size(), ch.text.find_first_not_of(" \t\r\n")))}};
       if (called_tools) {
         const std::string content = trimmed(answer.content);
         message["content"] = content.empty() ? json::value(nullptr) : json::value(content);

@@ -14,7 +14,6 @@ constexpr std::string_view kHermesOpen = "<tool_call>";
 constexpr std::string_view kHermesClose = "</tool_call>";
 constexpr std::string_view kListOpen = "<|tool_call|>";  // Granite, Phi-4-mini
 constexpr std::string_view kListClose = "<|/tool_call|>";  // Phi-4-mini
-constexpr std::string_view kBareList = "[{\"name\"";          // a list whose marker was a special token
 constexpr std::string_view kPythonTag = "<|python_tag|>";  // Llama 3.x
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
@@ -79,6 +78,14 @@ bool add_calls(const json::value& v, const std::vector<std::string>& names, std:
   return call.has_value();
 }
 
+// Past `close` at `pos`: its end; the end of the text where the text ends inside it (cut off by
+// max_tokens); npos where something else follows.
+std::size_t close_at(std::string_view text, std::size_t pos, std::string_view close) {
+  if (starts_with(text, pos, close)) return pos + close.size();
+  const std::string_view rest = text.substr(pos);
+  return close.substr(0, rest.size()) == rest ? text.size() : std::string_view::npos;
+}
+
 // <tool_call>{...}</tool_call> blocks anywhere in the text. The last block may be cut off (the
 // answer reached max_tokens): the calls before it count, and its text stays content.
 std::optional<ParsedAnswer> hermes(std::string_view text, const std::vector<std::string>& names) {
@@ -93,12 +100,8 @@ std::optional<ParsedAnswer> hermes(std::string_view text, const std::vector<std:
       return out;
     }
     if (!value || value->is_array() || !add_calls(*value, names, out.calls)) return std::nullopt;
-    p = skip_space(text, p);
-    if (starts_with(text, p, kHermesClose)) {
-      p += kHermesClose.size();
-    } else if (p != text.size()) {
-      return std::nullopt;
-    }
+    p = close_at(text, skip_space(text, p), kHermesClose);
+    if (p == std::string_view::npos) return std::nullopt;
     pos = p;
   }
   out.content += text.substr(pos);
@@ -122,29 +125,77 @@ std::optional<ParsedAnswer> llama3(std::string_view text, const std::vector<std:
   }
 }
 
-// Where the next list of calls starts at or after `from`: its <|tool_call|> marker, or, as the
-// marker is a special token that an answer's text may not carry, a bare `[{"name"`.
+// Where a list of calls may start at or after `from`: a <|tool_call|> marker, or, as the marker
+// is a special token that an answer's text may not carry, a bare '[' before a '{' (or before
+// the end of the text, where the rest may still come).
 std::size_t next_list(std::string_view text, std::size_t from) {
-  return std::min(text.find(kListOpen, from), text.find(kBareList, from));
+  std::size_t bare = text.find('[', from);
+  while (bare != std::string_view::npos) {
+    const std::size_t next = skip_space(text, bare + 1);
+    if (next == text.size() || text[next] == '{') break;
+    bare = text.find('[', bare + 1);
+  }
+  return std::min(text.find(kListOpen, from), bare);
+}
+
+// The whole calls of a list cut off by max_tokens ("[{...}, {..."): added to `calls`; returns
+// where the cut element starts.
+std::size_t cut_list(std::string_view text, std::size_t pos, const std::vector<std::string>& names,
+                     std::vector<ParsedToolCall>& calls) {
+  pos = skip_space(text, pos);
+  if (!starts_with(text, pos, "[")) return pos;
+  std::size_t p = pos + 1;
+  while (true) {
+    const std::size_t element = skip_space(text, p);
+    std::size_t after = element;
+    const auto value = json_at(text, after);
+    if (!value || !value->is_object()) return element;
+    auto call = call_from(*value, names);
+    if (!call) return element;
+    calls.push_back(std::move(*call));
+    p = skip_space(text, after);
+    if (!starts_with(text, p, ",")) return p;
+    ++p;
+  }
 }
 
 // <|tool_call|>[{...}, ...] lists (Granite; Phi-4-mini closes each with <|/tool_call|>), with
-// text around them. The last list may be cut off, as in hermes().
+// text around them. A list cut off by max_tokens keeps its whole calls; its rest is content. A
+// bare list that is not calls (an answer's own JSON) is content.
 std::optional<ParsedAnswer> listed(std::string_view text, const std::vector<std::string>& names) {
   ParsedAnswer out;
   std::size_t pos = 0;
   for (std::size_t open; (open = next_list(text, pos)) != std::string_view::npos;) {
     out.content += text.substr(pos, open - pos);
-    std::size_t p = starts_with(text, open, kListOpen) ? open + kListOpen.size() : open;
+    const bool marked = starts_with(text, open, kListOpen);
+    std::size_t p = marked ? open + kListOpen.size() : open;
+    const std::size_t before = out.calls.size();
     const auto value = json_at(text, p);
-    if (!value && text.find(kListClose, open) == std::string_view::npos) {
+    if (!value) {
+      if (text.find(kListClose, open) != std::string_view::npos) return std::nullopt;
+      const std::size_t cut = cut_list(text, p, names, out.calls);
+      if (out.calls.size() > before) {  // the list ran to the end of the answer
+        out.content += text.substr(cut);
+        return out;
+      }
+      if (!marked && skip_space(text, cut) != text.size()) {
+        out.content += text.substr(open, 1);  // a '[' of the answer's own text
+        pos = open + 1;
+        continue;
+      }
       out.content += text.substr(open);
       return out;
     }
-    if (!value || !add_calls(*value, names, out.calls)) return std::nullopt;
+    if (!add_calls(*value, names, out.calls)) {
+      if (marked) return std::nullopt;
+      out.calls.resize(before);
+      out.content += text.substr(open, p - open);
+      pos = p;
+      continue;
+    }
     p = skip_space(text, p);
-    if (starts_with(text, p, kListClose)) p += kListClose.size();
-    pos = p;
+    const std::size_t closed = close_at(text, p, kListClose);  // Phi-4-mini's; Granite has none
+    pos = closed != std::string_view::npos ? closed : p;
   }
   out.content += text.substr(pos);
   return out;
@@ -180,22 +231,27 @@ ParsedAnswer parse_tool_calls(std::string_view answer, const ToolUse& tools) {
 
 std::size_t content_before_calls(std::string_view text, const ToolUse& tools) {
   const std::size_t first = skip_space(text, 0);
+  std::size_t end = text.size();
   switch (tools.syntax) {
     case ToolSyntax::kLlama3Json: {
       // Calls are the whole answer: it is content once it starts with anything else.
       if (first == text.size()) return 0;
       const std::string_view rest = text.substr(first);
       const std::size_t n = std::min(rest.size(), kPythonTag.size());
-      const bool may_call = rest.front() == '{' || rest.substr(0, n) == kPythonTag.substr(0, n);
-      return may_call ? 0 : text.size();
+      if (rest.front() == '{' || rest.substr(0, n) == kPythonTag.substr(0, n)) return 0;
+      break;
     }
     case ToolSyntax::kGranite:
     case ToolSyntax::kPhi4Mini:
-      if (first == text.size()) return 0;
-      return std::min(before_marker(text, kListOpen), before_marker(text, kBareList));
+      end = std::min(before_marker(text, kListOpen), next_list(text, 0));
+      break;
     default:
-      return before_marker(text, kHermesOpen);
+      end = before_marker(text, kHermesOpen);
   }
+  // Whitespace before a call is not content (a whole answer's content is trimmed): it waits
+  // for the text that follows it.
+  while (end > 0 && is_space(text[end - 1])) --end;
+  return end;
 }
 
 }  // namespace lpx::openai

@@ -73,6 +73,15 @@ json::array history(const json::array& messages, ToolSyntax syntax) {
       }
       continue;
     }
+    json::object* last = out.empty() ? nullptr : out.back().if_object();
+    if (role == "user" && last != nullptr && last->contains("lpx_tool_results")) {
+      // The user's next words join the results' turn: such templates want turns to alternate.
+      std::string joined = content_text(*last);
+      joined.append("\n\n").append(content_text(m));
+      (*last)["content"] = joined;
+      last->erase("lpx_tool_results");
+      continue;
+    }
     out.push_back(std::move(m));
   }
   for (json::value& v : out) v.as_object().erase("lpx_tool_results");

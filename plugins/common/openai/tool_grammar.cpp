@@ -33,12 +33,19 @@ bool single_call(const ToolUse& tools) { return !tools.parallel || tools.syntax 
 
 bool list_syntax(ToolSyntax syntax) { return syntax == ToolSyntax::kGranite || syntax == ToolSyntax::kPhi4Mini; }
 
-// The schema a function's arguments are held to (a function without parameters takes none).
+// The schema a function's arguments are held to: an object always (a function without
+// parameters takes none; `{}` or a schema without a type would allow any JSON value, which is
+// no call).
 json::value arguments_schema(const ToolFunction& f) {
   if (f.parameters.is_null()) {
     return json::object{{"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}};
   }
-  return f.parameters;
+  json::object schema = f.parameters.as_object();
+  const bool decided = schema.contains("type") || schema.contains("anyOf") || schema.contains("oneOf") ||
+                       schema.contains("allOf") || schema.contains("$ref") || schema.contains("enum") ||
+                       schema.contains("const");
+  if (!decided) schema["type"] = "object";
+  return schema;
 }
 
 json::object tag(const ToolFunction& f, const CallShape& s, const char* prefix, const char* suffix) {
@@ -87,7 +94,7 @@ json::object triggered_calls(const ToolUse& tools) {
 
 json::object content_format(const ContentGrammar& content) {
   if (content.kind == LPX_GRAMMAR_JSON_SCHEMA) {
-    return json::object{{"type", "json_schema"}, {"json_schema", json::parse(content.text)}};
+    return json::object{{"type", "json_schema"}, {"json_schema", json::parse(content.text)}, {"max_whitespace_cnt", 1}};
   }
   return json::object{{"type", "grammar"}, {"grammar", content.text}};
 }
@@ -102,7 +109,8 @@ std::string tool_call_grammar(const ToolUse& tools, const ContentGrammar& conten
   } else if (!content.text.empty()) {
     // Either the content the request's format asks for, or calls.
     format = json::object{{"type", "or"}, {"elements", json::array{content_format(content), calls_only(tools)}}};
-  } else if (tools.any_strict()) {
+  } else if (tools.any_strict() || single_call(tools)) {
+    // Free text with calls that follow their functions, one at most where single.
     format = triggered_calls(tools);
   } else {
     return {};

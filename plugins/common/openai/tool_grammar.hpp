@@ -1,10 +1,13 @@
 // The grammar of an answer that may or must call tools: a structural tag (LPX_GRAMMAR_
 // STRUCTURAL_TAG) in which each call is written in the model's own syntax, with its arguments
 // held to the function's JSON Schema. Whenever there is a grammar, every call follows its
-// schema, strict or not; without one (auto, nothing strict) the answer is free.
+// schema, strict or not; without one (auto, parallel, nothing strict, no response_format) the
+// answer is free.
 //   - required / a named function: the answer is calls only (one when parallel_tool_calls is
 //     false or a function is named);
-//   - auto with a strict function: free text, and a call once its opening is written;
+//   - auto with a strict function, with parallel_tool_calls false, or in Llama 3's syntax (its
+//     template renders one call per turn): free text, and a call once its opening is written
+//     (one at most unless parallel);
 //   - auto with a response_format or grammar: either the content it asks for, or calls.
 // Granite and Phi-4-mini open their calls with a special token, which no grammar can produce:
 // under a grammar their calls are the bare JSON list, which the parser reads as well.

@@ -44,6 +44,7 @@ class GrammarState final : public lpx::SamplerState {
   std::optional<std::int32_t> refused_;  // a token accept() was told of that the grammar refused
   lpx::grammar::JsonClosing closing_;     // JSON Schema outputs: how far the text is from closed
   std::uint32_t next_look_ = UINT32_MAX;  // tokens_left at which the next closing look is due
+  bool closing_now_ = false;              // the close has begun: steer every step
 };
 
 const char* label(const std::string& format) {
@@ -129,9 +130,14 @@ class GrammarSampler final : public lpx::Sampler {
       }
       // Near max_tokens, a JSON text takes the way to its close while that still fits: this
       // token, a greedy close from here, the end of generation, and one token to spare.
-      if (json_ && c.tokens_left > 0 && c.tokens_left <= std::min(kSteeringWindow, s.next_look_)) {
+      if (json_ && s.closing_now_) {
+        kept = keep_closest_to_closed(s, c.data, kept);
+      } else if (json_ && c.tokens_left > 0 && c.tokens_left <= std::min(kSteeringWindow, s.next_look_)) {
         const std::uint32_t length = closing_length(s, c.tokens_left);
         if (c.tokens_left <= length + 1) {
+          // From here on every step takes the closest way (no more looks: each costs mask
+          // fills over the vocabulary).
+          s.closing_now_ = true;
           kept = keep_closest_to_closed(s, c.data, kept);
         } else {
           // Half the spare tokens pass before the next look: a close grows by a token or two
@@ -164,6 +170,7 @@ class GrammarSampler final : public lpx::Sampler {
     s.refused_.reset();
     s.closing_.reset();
     s.next_look_ = UINT32_MAX;
+    s.closing_now_ = false;
   }
 
  private:

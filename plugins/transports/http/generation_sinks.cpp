@@ -1,5 +1,7 @@
 #include "generation_sinks.hpp"
 
+#include <algorithm>
+
 namespace lpx::http {
 
 std::optional<ApiError> outcome_error(const ChoiceOutcome& o) {
@@ -84,6 +86,10 @@ void StreamingSink::on_token(std::uint32_t choice, TokenOutput token) {
     return;
   }
   c.answer += token.text;
+  // Whitespace before the answer is not content (the whole answer's content starts after it).
+  const std::size_t start = c.answer.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return;
+  c.text_sent = std::max(c.text_sent, start);
   const std::size_t content = openai::content_before_calls(c.answer, context_.tools);
   if (content > c.text_sent) send_text(choice, c.answer.substr(c.text_sent, content - c.text_sent));
 }
@@ -103,8 +109,9 @@ void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& ou
     openai::ParsedAnswer answer = openai::parse_tool_calls(c.answer, context_.tools);
     called_tools = !answer.calls.empty();
     const std::string& content = called_tools ? answer.content : c.answer;
-    std::string rest = c.text_sent < content.size() ? content.substr(c.text_sent) : std::string();
-    if (called_tools && rest.find_first_not_of(" \t\r\n") == std::string::npos) rest.clear();
+    const std::size_t start = std::max(c.text_sent, std::min(content.size(), content.find_first_not_of(" \t\r\n")));
+    std::string rest = start < content.size() ? content.substr(start) : std::string();
+    if (called_tools) rest.erase(std::min(rest.size(), rest.find_last_not_of(" \t\r\n") + 1));
     if (!rest.empty()) send_text(choice, rest);
     if (called_tools) send(openai::tool_calls_chunk_json(context_, choice, answer.calls));
   }
