@@ -207,6 +207,13 @@ void Engine::stats(lpx_engine_stats& out) const {
   out.prompt_tokens = prompt_tokens_computed_.load(std::memory_order_relaxed);
   out.generated_tokens = tokens_generated_.load(std::memory_order_relaxed);
   out.steps = steps_.load(std::memory_order_relaxed);
+  if (out.struct_size >= offsetof(lpx_engine_stats, prefix_cache_blocks) + sizeof(out.prefix_cache_blocks)) {
+    const PrefixCacheCounters& c = cache_->counters();
+    out.prefix_cache_hits = c.hit_blocks;
+    out.prefix_cache_misses = c.miss_blocks;
+    out.prefix_cache_evictions = c.evicted_blocks;
+    out.prefix_cache_blocks = cache_->cached_blocks();
+  }
 }
 
 }  // namespace lpx::core

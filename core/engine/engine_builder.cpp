@@ -135,6 +135,9 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
     }
   }
   if (model == nullptr) return std::unique_ptr<Engine>();
+  if (auto it = pipeline.engine.values.find("prefix_cache"); it != pipeline.engine.values.end()) {
+    inputs.config.prefix_cache = std::get<bool>(it->second);
+  }
   if (!inputs.backend) {
     auto cpu = default_instance(registry, "cpu");
     if (!cpu) return unexpected(cpu.error().prefixed("[backend] (default 'cpu'): "));

@@ -14,6 +14,10 @@ struct EngineConfig {
   // long prompt does not stall running streams; "throughput" = batch_tokens).
   std::uint32_t prefill_tokens_while_decoding = 64;
   std::uint32_t block_size = 16;      // positions per KV block
+  // Automatic prefix caching: full blocks of computed tokens are indexed by their prefix, and a
+  // new request maps the longest cached run of its prompt instead of computing it ([engine]
+  // prefix_cache; docs/engine.md).
+  bool prefix_cache = true;
   // Set by the engine from the model, not by users: when every layer attends only to its last
   // kv_window positions, the blocks a sequence's next rows can no longer reach go back to the
   // pool as it advances (TransformerModel::kv_window). 0: every position stays cached.

@@ -107,6 +107,10 @@ void Engine::step() {
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);
+  if (config_.prefix_cache) {
+    std::lock_guard lock(mutex_);  // the index is read by stats() under mutex_
+    for (auto& owned : scheduler_->running()) scheduler_->publish(*owned);
+  }
   if (config_.kv_window > 0) {
     std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
     for (const BatchSequence& bs : batch_.sequences) {

@@ -4,6 +4,11 @@
 // sequence owns a BlockTable, the list of its blocks, so sequences of any length share one pool
 // without fragmentation, and a sequence's blocks can be freed or reused (session prefixes).
 //
+// Blocks are counted by reference: a full block of a computed prefix can sit in several tables
+// (prefix caching, PrefixIndex), and goes back to the pool when the last one lets it go. A block
+// is written only by the one sequence that is filling it: shared blocks are full, and a table
+// cut back into a shared block gives that block up rather than write into it.
+//
 // Threading: used by the engine thread only. No allocation after construction: block tables
 // reserve their capacity when made.
 #pragma once
@@ -12,6 +17,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "engine/prefix_index.hpp"
 
 namespace lpx::core {
 
@@ -50,6 +57,13 @@ class BlockTable {
   std::vector<std::int32_t> blocks_;
 };
 
+// What the prefix cache did, since the engine started.
+struct PrefixCacheCounters {
+  std::uint64_t hit_blocks = 0;    // prompt blocks mapped from the cache instead of computed
+  std::uint64_t miss_blocks = 0;   // full prompt blocks looked up and not found
+  std::uint64_t evicted_blocks = 0;
+};
+
 class KvCache {
  public:
   explicit KvCache(const KvCacheShape& shape);
@@ -58,21 +72,44 @@ class KvCache {
   // Bytes of the K and V pools, wherever they live.
   std::size_t bytes() const noexcept { return bytes_; }
   std::uint32_t total_positions() const noexcept { return shape_.n_blocks * shape_.block_size; }
-  std::uint32_t free_blocks() const noexcept { return static_cast<std::uint32_t>(free_.size()); }
+  // Blocks a table can take now: free ones and cached ones no sequence holds (evicted as needed).
+  std::uint32_t free_blocks() const noexcept {
+    return static_cast<std::uint32_t>(free_.size()) + index_.parked_count();
+  }
   // Blocks needed to hold `positions` positions.
   std::uint32_t blocks_for(std::uint32_t positions) const noexcept {
     return (positions + shape_.block_size - 1) / shape_.block_size;
   }
 
-  // Grows `table` until it holds `positions` positions. False (and nothing taken) when the
-  // pool has too few free blocks.
+  // Grows `table` until it holds `positions` positions, evicting the least recently used
+  // cached blocks when no free one is left. False (and nothing taken) when the pool has too few.
   bool ensure(BlockTable& table, std::uint32_t positions);
-  // Shrinks `table` to the blocks needed for `positions` positions, returning the rest.
-  void truncate(BlockTable& table, std::uint32_t positions);
-  // Returns every block of `table` that lies wholly before `position` (its entry becomes -1);
+  // Shrinks `table` to the blocks needed for `positions` positions, letting go of the rest.
+  // Returns the positions it keeps: `positions`, or fewer (down to a block boundary) when the
+  // block that would be partly rewritten is shared with another table.
+  std::uint32_t truncate(BlockTable& table, std::uint32_t positions);
+  // Lets go of every block of `table` that lies wholly before `position` (its entry becomes -1);
   // the table keeps its length. For positions outside every layer's window.
   void drop_before(BlockTable& table, std::uint32_t position);
   void release(BlockTable& table) { truncate(table, 0); }
+
+  // --- prefix caching -------------------------------------------------------------------------
+  // Maps into the empty `table` the longest run of cached blocks that hold `tokens` from the
+  // start, at most `max_blocks` of them; returns how many. `key` becomes the last one's key
+  // (PrefixIndex::kRoot when none).
+  std::uint32_t map_cached_prefix(BlockTable& table, const std::int32_t* tokens, std::uint32_t max_blocks,
+                                  std::uint64_t& key);
+  // Indexes the blocks of `table` that `tokens` has filled since the first `published` ones
+  // (advanced; `key` is the last published block's key), so later prompts can map them.
+  void publish(const BlockTable& table, const std::vector<std::int32_t>& tokens, std::uint32_t& published,
+               std::uint64_t& key);
+  // Counts an admitted request's lookup: `hit` blocks mapped of `eligible` full prompt blocks.
+  void count_lookup(std::uint32_t hit, std::uint32_t eligible) noexcept {
+    counters_.hit_blocks += hit;
+    counters_.miss_blocks += eligible - hit;
+  }
+  const PrefixCacheCounters& counters() const noexcept { return counters_; }
+  std::uint32_t cached_blocks() const noexcept { return index_.size(); }
 
   const std::uint16_t* k_pool(std::uint32_t layer) const noexcept { return pool(layer, 0); }
   const std::uint16_t* v_pool(std::uint32_t layer) const noexcept { return pool(layer, 1); }
@@ -96,7 +133,15 @@ class KvCache {
   std::size_t pool_elements_ = 0;
   std::size_t bytes_ = 0;
   std::unique_ptr<std::uint16_t, FreeDeleter> storage_;
-  std::vector<std::int32_t> free_;  // a stack of free block indices
+  // Takes a block for a table (free, or the oldest parked one evicted); -1 when none is left.
+  std::int32_t take_block();
+  // A table lets go of `block`: the last holder parks it when indexed, or frees it.
+  void let_go(std::int32_t block);
+
+  std::vector<std::int32_t> free_;  // a stack of free block indices, neither held nor indexed
+  std::vector<std::uint32_t> holders_;  // per block: the tables that hold it
+  PrefixIndex index_;
+  PrefixCacheCounters counters_;
 };
 
 }  // namespace lpx::core

@@ -29,6 +29,16 @@ using Clock = std::chrono::steady_clock;
 struct Sequence {
   BlockTable blocks;
   std::vector<std::int32_t> tokens;
+  // Prefix caching: the first `published` full blocks are indexed (or were mapped from the
+  // index); `key` is the last one's (KvCache::publish).
+  std::uint32_t published = 0;
+  std::uint64_t key = PrefixIndex::kRoot;
+  // The tokens are cut back to `n`: what is published must be walked again from the start.
+  void rewind(std::size_t n) {
+    tokens.resize(n);
+    published = 0;
+    key = PrefixIndex::kRoot;
+  }
 };
 
 // A conversation whose cached prefix outlives its requests (lpx_engine_api.session_create).

@@ -42,8 +42,8 @@ bool Scheduler::admit(Request& r) {
         common - window + 1 < s.blocks.first_held_position(config_.block_size)) {
       common = 0;
     }
-    s.tokens.resize(common);
-    cache_.truncate(s.blocks, static_cast<std::uint32_t>(common));
+    // A block another sequence shares is not rewritten: the cut may fall back to its start.
+    s.rewind(cache_.truncate(s.blocks, static_cast<std::uint32_t>(common)));
     sequence = &s;
   } else {
     r.own_sequence = std::make_unique<Sequence>();
@@ -51,20 +51,38 @@ bool Scheduler::admit(Request& r) {
     r.own_sequence->tokens.reserve(r.positions_needed);
     sequence = r.own_sequence.get();
   }
+  // The longest cached run of the prompt's full blocks, short of the last prompt token (its
+  // logits are needed, so it is computed).
+  const auto eligible = static_cast<std::uint32_t>((r.prompt.size() - 1) / config_.block_size);
+  const bool looked_up = config_.prefix_cache && sequence->tokens.empty();
+  std::uint32_t mapped = 0;
+  if (looked_up) {
+    mapped = cache_.map_cached_prefix(sequence->blocks, r.prompt.data(), eligible, sequence->key);
+    sequence->published = mapped;
+    sequence->tokens.assign(r.prompt.begin(), r.prompt.begin() + std::ptrdiff_t{mapped} * config_.block_size);
+  }
   if (!cache_.ensure(sequence->blocks, r.positions_needed)) {
+    if (mapped > 0) sequence->rewind(cache_.truncate(sequence->blocks, 0));
     r.own_sequence.reset();
     return false;
   }
+  if (looked_up) cache_.count_lookup(mapped, eligible);
   r.sequence = sequence;
   r.cached = static_cast<std::uint32_t>(sequence->tokens.size());
   r.prompt_done = r.cached;
   return true;
 }
 
+void Scheduler::publish(Request& r) {
+  if (config_.prefix_cache && r.sequence != nullptr) {
+    cache_.publish(r.sequence->blocks, r.sequence->tokens, r.sequence->published, r.sequence->key);
+  }
+}
+
 void Scheduler::evict_idle_sessions() {
   for (auto& [id, session] : sessions_) {
     if (session->busy) continue;
-    session->sequence.tokens.clear();
+    session->sequence.rewind(0);
     cache_.release(session->sequence.blocks);
   }
 }

@@ -50,6 +50,9 @@ class Scheduler {
   // (EngineConfig::kv_window), its sequence's blocks that the next rows cannot reach go back to
   // the pool.
   void drop_out_of_window(Request& request);
+  // After a step computed rows of `request`: its blocks they filled are indexed for prefix
+  // caching (when EngineConfig::prefix_cache).
+  void publish(Request& request);
 
   Session* session(std::uint64_t id);  // NULL when unknown
   void add_session(std::uint64_t id);

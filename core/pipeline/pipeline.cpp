@@ -20,8 +20,20 @@ const std::vector<OptionSpec>& pipeline_table_specs() {
   return specs;
 }
 
+}  // namespace
+
+const std::vector<OptionSpec>& engine_table_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"prefix_cache", LPX_OPTION_BOOL, false, true,
+       "Reuse the KV cache of prompt prefixes computed before (docs/engine.md)", {}, {}},
+  };
+  return specs;
+}
+
+namespace {
+
 std::vector<std::string> top_level_keys() {
-  std::vector<std::string> keys = {"pipeline"};
+  std::vector<std::string> keys = {"pipeline", "engine"};
   for (const PipelineSlot& slot : pipeline_slots()) keys.emplace_back(slot.name);
   return keys;
 }
@@ -280,6 +292,10 @@ Expected<Pipeline, Diagnostics> validate_pipeline(const PipelineDocument& docume
     if (auto it = options.values.find("description"); it != options.values.end()) {
       pipeline.description = std::get<std::string>(it->second);
     }
+  }
+
+  if (const toml::table* table = root.get_as<toml::table>("engine")) {
+    pipeline.engine = resolve_options(document, *table, "engine", engine_table_specs(), {}, diagnostics);
   }
 
   for (const PipelineSlot& slot : pipeline_slots()) {

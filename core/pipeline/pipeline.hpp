@@ -28,6 +28,9 @@ struct PipelineSlot {
   bool chain = false;  // may be an array of tables ([[sampler]]): plugins applied in order
 };
 
+// The keys of [engine], a table the core reads itself (no plugin): engine-wide settings.
+const std::vector<OptionSpec>& engine_table_specs();
+
 // The slots in the order their plugins are created (and the reverse of destruction).
 const std::vector<PipelineSlot>& pipeline_slots();
 
@@ -44,6 +47,7 @@ struct Pipeline {
   std::string name;
   std::string description;
   std::vector<PipelineSection> sections;  // in pipeline_slots() order, absent slots skipped
+  ResolvedOptions engine;                 // [engine]: the core's engine settings (engine_table_specs)
 
   const PipelineSection* find(const std::string& slot) const;
 };

@@ -48,6 +48,7 @@ def test_thousand_lines_complete(tmp_path):
     assert this_run["ok"] == COUNT and this_run["failed"] == 0
     assert this_run["completion_tokens"] == sum(r["usage"]["completion_tokens"] for r in results)
     assert this_run["prompt_tokens"] == sum(r["usage"]["prompt_tokens"] for r in results)
+    assert this_run["cached_prompt_tokens"] == sum(r["usage"]["cached_tokens"] for r in results)
     assert this_run["wall_time_s"] > 0 and this_run["tokens_per_s"] > 0
 
     digest = sha256_file(source)
@@ -120,3 +121,29 @@ def test_empty_input(tmp_path):
     assert summary["status"] == "complete"
     assert summary["counts"]["inputs"] == 0
     assert outcomes(tmp_path / "run") == ([], [])
+
+
+def test_a_shared_prefix_is_computed_once(tmp_path):
+    """Lines that start with the same few-shot preamble reuse its KV blocks (prefix caching):
+    each result says how many prompt tokens it reused, summary.json adds them up, and every
+    answer is the one the same job gives with the cache off."""
+    preamble = " ".join(f"Example {i}: the capital of country {i} is city {i}." for i in range(1, 25))
+    records = [{"id": str(i), "prompt": f"{preamble} Question {i}:", "max_tokens": 6} for i in range(12)]
+    answers = {}
+    for label, extra in (("on", []), ("off", ["--set", "engine.prefix_cache=false"])):
+        source = tmp_path / f"{label}.jsonl"
+        write_jsonl(source, records)
+        run_dir = tmp_path / label
+        proc = batch("--input", source, "--run-dir", run_dir, *extra)
+        assert proc.returncode == 0, describe(proc)
+        results, failures = outcomes(run_dir)
+        assert failures == [] and len(results) == len(records)
+        answers[label] = {r["id"]: r["text"] for r in results}
+        reused = [r["usage"]["cached_tokens"] for r in results]
+        summary = read_json(run_dir / "summary.json")
+        assert summary["this_run"]["cached_prompt_tokens"] == sum(reused)
+        if label == "on":
+            assert sum(1 for n in reused if n >= 128) >= len(records) - 4, reused  # all but the first wave
+        else:
+            assert sum(reused) == 0
+    assert answers["on"] == answers["off"]

@@ -132,8 +132,16 @@ TEST_F(EngineRequests, ASessionReusesItsPrefixAndAnswersAsAFreshEngineWould) {
   ASSERT_TRUE(turn2.error.empty()) << turn2.error;
   EXPECT_GT(turn2.cached_tokens, 20u) << "the first turn's tokens should be reused";
 
+  // Without a session the same engine finds the session's blocks in its prefix cache; an engine
+  // without that cache computes the whole prompt. All three answer alike.
   r.session = 0;
-  const Generation fresh = generate(*engine, r);
+  const Generation shared = generate(*engine, r);
+  EXPECT_GT(shared.cached_tokens, 20u);
+  EXPECT_EQ(shared.tokens, turn2.tokens);
+  core::EngineConfig cold_config;
+  cold_config.prefix_cache = false;
+  auto cold = make(cold_config);
+  const Generation fresh = generate(*cold, r);
   EXPECT_EQ(fresh.cached_tokens, 0u);
   EXPECT_EQ(fresh.tokens, turn2.tokens);
   engine->session_destroy(session);

@@ -123,6 +123,14 @@ std::string ServerMetrics::render(const lpx_engine_stats& engine) {
   gauge(out, "lpx_kv_cache_blocks_total", "KV-cache blocks in the pool", engine.kv_blocks_total);
   gauge(out, "lpx_kv_cache_usage_ratio", "Share of the KV-cache pool in use",
         engine.kv_blocks_total ? static_cast<double>(engine.kv_blocks_used) / engine.kv_blocks_total : 0);
+  counter(out, "lpx_prefix_cache_hits_total", "Prompt KV blocks mapped from the prefix cache instead of computed",
+          static_cast<double>(engine.prefix_cache_hits));
+  counter(out, "lpx_prefix_cache_misses_total", "Full prompt KV blocks looked up in the prefix cache and not found",
+          static_cast<double>(engine.prefix_cache_misses));
+  counter(out, "lpx_prefix_cache_evictions_total", "Cached KV blocks taken back for other sequences",
+          static_cast<double>(engine.prefix_cache_evictions));
+  gauge(out, "lpx_prefix_cache_blocks", "KV blocks indexed by the prefix cache (held or idle)",
+        engine.prefix_cache_blocks);
   const auto [resident, virtual_size] = process_memory();
   gauge(out, "process_resident_memory_bytes", "Resident memory of the server process", resident);
   gauge(out, "process_virtual_memory_bytes", "Virtual memory of the server process", virtual_size);

@@ -83,7 +83,7 @@ struct BatchRunner::State {
   std::uint32_t max_in_flight = 1;
   openai::RequestLimits limits;
   ProgressCounts counts;
-  std::uint64_t retries = 0, prompt_tokens = 0;
+  std::uint64_t retries = 0, prompt_tokens = 0, cached_tokens = 0;
   Clock::time_point started, last_summary;
   std::vector<std::unique_ptr<Job>> in_flight;
   std::vector<std::unique_ptr<Job>> waiting_retry;
@@ -146,6 +146,7 @@ void BatchRunner::finish(std::unique_ptr<Job> job) {
     if (o.reason == LPX_FINISH_EOG && !job->answer.logprob_tokens.empty()) job->answer.logprob_tokens.pop_back();
     s.dir->results().append(result_line(job->item, job->answer, s.model_id, job->attempts));
     s.prompt_tokens += o.prompt_tokens;
+    s.cached_tokens += o.cached_tokens;
     ++s.counts.ok;
     return;
   }
@@ -248,6 +249,7 @@ void BatchRunner::run() {
                       {"failed", c.failed},
                       {"retries", s.retries},
                       {"prompt_tokens", s.prompt_tokens},
+                      {"cached_prompt_tokens", s.cached_tokens},  // reused from the prefix cache
                       {"completion_tokens", c.tokens},
                       {"wall_time_s", wall},
                       {"prompts_per_s", wall > 0 ? static_cast<double>(c.ok + c.failed) / wall : 0.0},

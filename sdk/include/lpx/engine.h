@@ -211,6 +211,15 @@ typedef struct lpx_engine_stats {
   uint64_t prompt_tokens;     /* prompt tokens computed since start (cache hits excluded) */
   uint64_t generated_tokens;  /* tokens generated since start */
   uint64_t steps;             /* forward passes since start */
+  /* since 2.2 (filled when struct_size covers them): automatic prefix caching, in KV blocks of
+   * kv_block_size positions. Hits are prompt blocks mapped from the cache instead of computed,
+   * misses full prompt blocks looked up and not found; evictions are cached blocks taken back
+   * for other sequences; cached blocks are those indexed now (held or idle). Idle cached blocks
+   * count as free in kv_blocks_used. */
+  uint64_t prefix_cache_hits;
+  uint64_t prefix_cache_misses;
+  uint64_t prefix_cache_evictions;
+  uint32_t prefix_cache_blocks;
 } lpx_engine_stats;
 
 /* Flags of tokenize / detokenize (since 1.3). */
