@@ -74,6 +74,27 @@ TEST_P(PrefixCacheEngine, ACachedPrefixGivesTheSameGreedyAnswer) {
   }
 }
 
+// A prompt one token past a block boundary: the cached run leaves a single row to compute,
+// where the engine without the cache computes them all in one multi-row step.
+TEST_P(PrefixCacheEngine, ASingleComputedRowAnswersAsTheWholePrompt) {
+  auto cached = make(true);
+  auto plain = make(false);
+  core::Tokenizer::EncodeOptions options;
+  options.add_eos = false;
+  auto tokens = cached->tokenizer().encode(preamble(), options);
+  ASSERT_TRUE(tokens.has_value());
+  ASSERT_GE(tokens->size(), 65u);
+  tokens->resize(65);  // four blocks of 16 and one token
+  lpx_request r{};
+  r.prompt_tokens = tokens->data();
+  r.prompt_token_count = tokens->size();
+  r.max_tokens = 12;
+  generate(*cached, r);
+  const Generation with = generate(*cached, r);
+  EXPECT_EQ(with.cached_tokens, 64u);
+  EXPECT_EQ(with.tokens, generate(*plain, r).tokens);
+}
+
 // Requests that share a prefix while they run together, and prompts that end mid-block.
 TEST_P(PrefixCacheEngine, SharingWhileRunningTogetherChangesNoAnswer) {
   auto cached = make(true);
