@@ -27,6 +27,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   if (config.max_sequences == 0 || config.batch_tokens == 0 || config.block_size == 0) {
     return invalid_argument(std::string("max_sequences, batch_tokens and block size must be positive"));
   }
+  if (config.max_draft > 0 && parts.backend->has_device_models()) {
+    return unsupported("speculative decoding runs on the cpu and cpu-scalar backends; backend '" +
+                       parts.backend->name() + "' does not verify drafts yet (set [speculative] mode = \"off\")");
+  }
   if (config.kv_cache_tokens < config.context_size) {
     return invalid_argument("kv_cache_tokens (" + std::to_string(config.kv_cache_tokens) +
                       ") must hold at least one full context (" +
@@ -82,9 +86,11 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
     forward_ = std::make_unique<TransformerForward>(model_, *parts_.backend, *cache_,
                                                     config_.batch_tokens, config_.context_size);
   }
-  batch_.reserve(config_.batch_tokens, config_.max_sequences);
-  batch_requests_.reserve(config_.max_sequences);
-  logits_.resize(std::size_t{config_.max_sequences} * h_.n_vocab);
+  batch_.reserve(config_.batch_tokens, config_.max_sequences * (1 + config_.max_draft));
+  // Output rows per step: one per decoding sequence, and one per draft when it speculates.
+  const std::size_t output_rows = std::size_t{config_.max_sequences} * (1 + config_.max_draft);
+  batch_requests_.reserve(output_rows);
+  logits_.resize(output_rows * h_.n_vocab);
   picked_tokens_.resize(config_.max_sequences);
   programs_.resize(config_.max_sequences);
   intake_ = std::make_unique<RequestIntake>(
@@ -213,6 +219,10 @@ void Engine::stats(lpx_engine_stats& out) const {
     out.prefix_cache_misses = c.miss_blocks;
     out.prefix_cache_evictions = c.evicted_blocks;
     out.prefix_cache_blocks = cache_->cached_blocks();
+  }
+  if (out.struct_size >= offsetof(lpx_engine_stats, spec_accepted_tokens) + sizeof(out.spec_accepted_tokens)) {
+    out.spec_draft_tokens = draft_tokens_.load(std::memory_order_relaxed);
+    out.spec_accepted_tokens = accepted_tokens_.load(std::memory_order_relaxed);
   }
 }
 

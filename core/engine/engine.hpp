@@ -96,6 +96,10 @@ class Engine {
   Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model);
   void loop();
   void step();
+  // Speculative decoding: each decoding request's drafts for the next step (ngram_draft).
+  void draft_tokens();
+  // Prefix caching: indexes the blocks `r` has filled (under mutex_).
+  void publish(Request& r);
   // Where this step's tokens are picked: on the host from the logits, or on the device (greedy,
   // or every row's sampling program) when no row needs its logits, so only token ids cross.
   enum class TokenPick { host, device_greedy, device_program };
@@ -128,6 +132,8 @@ class Engine {
   // Counters for stats(); written by the engine thread.
   std::atomic<std::uint64_t> prompt_tokens_computed_{0};
   std::atomic<std::uint64_t> tokens_generated_{0};
+  std::atomic<std::uint64_t> draft_tokens_{0};     // drafted and verified
+  std::atomic<std::uint64_t> accepted_tokens_{0};  // of those, confirmed by the model
   std::atomic<std::uint64_t> steps_{0};
   std::thread thread_;
 };

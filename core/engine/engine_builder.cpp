@@ -138,6 +138,11 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
   if (auto it = pipeline.engine.values.find("prefix_cache"); it != pipeline.engine.values.end()) {
     inputs.config.prefix_cache = std::get<bool>(it->second);
   }
+  const auto& spec = pipeline.speculative.values;
+  if (auto mode = spec.find("mode"); mode != spec.end() && std::get<std::string>(mode->second) == "ngram") {
+    inputs.config.max_draft = static_cast<std::uint32_t>(int_option(pipeline.speculative, "max_draft", 4));
+    inputs.config.ngram = static_cast<std::uint32_t>(int_option(pipeline.speculative, "ngram", 3));
+  }
   if (!inputs.backend) {
     auto cpu = default_instance(registry, "cpu");
     if (!cpu) return unexpected(cpu.error().prefixed("[backend] (default 'cpu'): "));

@@ -18,6 +18,11 @@ struct EngineConfig {
   // new request maps the longest cached run of its prompt instead of computing it ([engine]
   // prefix_cache; docs/engine.md).
   bool prefix_cache = true;
+  // Speculative decoding from the sequence's own text ([speculative] mode = "ngram"): each
+  // decoding sequence drafts up to max_draft tokens (ngram_draft.hpp) that the step verifies
+  // with the model beside its next token. 0: off.
+  std::uint32_t max_draft = 0;
+  std::uint32_t ngram = 3;  // tokens matched to find a draft
   // Set by the engine from the model, not by users: when every layer attends only to its last
   // kv_window positions, the blocks a sequence's next rows can no longer reach go back to the
   // pool as it advances (TransformerModel::kv_window). 0: every position stays cached.

@@ -3,6 +3,8 @@
 // device), records the positions computed, and hands each token to TokenOutput.
 #include "engine/engine.hpp"
 
+#include "engine/ngram_draft.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <new>
@@ -62,6 +64,7 @@ void Engine::step() {
     std::lock_guard lock(mutex_);
     scheduler_->drop_finished();
   }
+  if (config_.max_draft > 0) draft_tokens();  // host picks only: create() refuses device models
   scheduler_->plan(batch_, batch_requests_);
   if (batch_.rows() == 0) return;
   const TokenPick pick = token_pick();
@@ -99,6 +102,12 @@ void Engine::step() {
     Request& r = *owned;
     for (const BatchSequence& bs : batch_.sequences) {
       if (bs.blocks != &r.sequence->blocks) continue;
+      if (r.decoding()) {
+        // Its next token; drafts (its later one-row runs) are recorded as the model confirms
+        // them (below).
+        r.sequence->tokens.push_back(batch_.tokens[bs.first_row]);
+        break;
+      }
       for (std::uint32_t i = 0; i < bs.n_rows; ++i) r.sequence->tokens.push_back(batch_.tokens[bs.first_row + i]);
       if (r.prompt_done < r.prompt.size()) {
         r.prompt_done += bs.n_rows;
@@ -107,10 +116,6 @@ void Engine::step() {
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);
-  if (config_.prefix_cache) {
-    std::lock_guard lock(mutex_);  // the index is read by stats() under mutex_
-    for (auto& owned : scheduler_->running()) scheduler_->publish(*owned);
-  }
   if (config_.kv_window > 0) {
     std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
     for (const BatchSequence& bs : batch_.sequences) {
@@ -121,21 +126,62 @@ void Engine::step() {
       }
     }
   }
-  for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
+  // Each request's output rows: its next token's, then one per draft. A row's token is picked
+  // as without drafts (the same chain, the same draws); the next row counts only while each
+  // pick equals the draft fed after it, since a row saw the drafts before it as its past.
+  for (std::size_t o = 0; o < batch_requests_.size();) {
     Request& r = *batch_requests_[o];
+    std::size_t rows = 1;
+    while (o + rows < batch_requests_.size() && batch_requests_[o + rows] == &r) ++rows;
+    std::size_t confirmed = 0;  // drafts the model confirmed
     try {
-      const bool on_host = pick == TokenPick::host;
-      const float* logits = on_host ? logits_.data() + o * h_.n_vocab : nullptr;
-      const std::int32_t token = on_host ? r.sampler->sample(logits, tokens_left(r)) : picked_tokens_[o];
-      r.sampler->accept(token);
-      tokens_generated_.fetch_add(1, std::memory_order_relaxed);
-      if (auto ending = output_->deliver(r, token, logits)) finish(r, *ending);
+      for (std::size_t i = 0; i < rows; ++i) {
+        if (i > 0) {
+          r.sequence->tokens.push_back(r.draft[i - 1]);  // its K/V, computed this step, holds
+          ++confirmed;
+        }
+        const bool on_host = pick == TokenPick::host;
+        const float* logits = on_host ? logits_.data() + (o + i) * h_.n_vocab : nullptr;
+        const std::int32_t token = on_host ? r.sampler->sample(logits, tokens_left(r)) : picked_tokens_[o + i];
+        r.sampler->accept(token);
+        tokens_generated_.fetch_add(1, std::memory_order_relaxed);
+        if (auto ending = output_->deliver(r, token, logits)) {
+          publish(r);  // what it computed serves later prompts
+          finish(r, *ending);
+          break;
+        }
+        if (r.cancel || i + 1 == rows || token != r.draft[i]) break;
+      }
     } catch (const std::exception& e) {
       finish(r, {LPX_FINISH_ERROR, e.what()});
     }
+    draft_tokens_.fetch_add(rows - 1, std::memory_order_relaxed);
+    accepted_tokens_.fetch_add(confirmed, std::memory_order_relaxed);
+    publish(r);
+    o += rows;
   }
   std::lock_guard lock(mutex_);
   scheduler_->drop_finished();
+}
+
+void Engine::publish(Request& r) {
+  if (!config_.prefix_cache || r.sequence == nullptr) return;
+  std::lock_guard lock(mutex_);  // the index is read by stats() under mutex_
+  scheduler_->publish(r);
+}
+
+void Engine::draft_tokens() {
+  for (auto& owned : scheduler_->running()) {
+    Request& r = *owned;
+    r.draft.clear();
+    if (r.sequence == nullptr || r.cancel || !r.decoding()) continue;
+    // Room for the drafts: the positions the request reserved beyond its next token, and no
+    // more tokens than it may still generate after it.
+    const std::uint32_t left = tokens_left(r);
+    if (left <= 1) continue;
+    const std::uint32_t room = std::min(config_.max_draft, left - 1);
+    ngram_draft(r.sequence->tokens, r.next_token, config_.ngram, room, r.draft);
+  }
 }
 
 void Engine::finish(Request& r, const Ending& ending) {

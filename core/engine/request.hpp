@@ -66,6 +66,7 @@ struct Request {
   std::uint32_t cached = 0;       // of those, reused from the session
   std::uint32_t generated = 0;
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
+  std::vector<std::int32_t> draft;  // speculative: guessed to follow next_token, verified beside it
   std::atomic<bool> cancel{false};
   bool context_end_is_length = false;
   bool ignore_end_of_generation = false;  // LPX_REQUEST_IGNORE_END_OF_GENERATION

@@ -177,8 +177,12 @@ void Scheduler::plan(Batch& batch, std::vector<Request*>& output_requests) const
       const auto first_position = static_cast<std::uint32_t>(s.tokens.size());
       std::uint32_t n = 1;
       if (decoding) {
+        // The next token, and the drafts guessed to follow it when the step has room for them.
+        if (1 + r.draft.size() > budget) r.draft.clear();
+        n += static_cast<std::uint32_t>(r.draft.size());
         batch.tokens.push_back(r.next_token);
-        batch.positions.push_back(static_cast<std::int32_t>(first_position));
+        batch.tokens.insert(batch.tokens.end(), r.draft.begin(), r.draft.end());
+        for (std::uint32_t i = 0; i < n; ++i) batch.positions.push_back(static_cast<std::int32_t>(first_position + i));
       } else {
         n = std::min<std::uint32_t>(budget, static_cast<std::uint32_t>(r.prompt.size()) - r.prompt_done);
         for (std::uint32_t i = 0; i < n; ++i) {
@@ -187,8 +191,21 @@ void Scheduler::plan(Batch& batch, std::vector<Request*>& output_requests) const
         }
       }
       budget -= n;
-      batch.sequences.push_back({&s.blocks, first_row, n});
-      if (decoding || r.prompt_done + n == r.prompt.size()) {  // the row whose logits pick a token
+      if (decoding) {
+        // A run of one row each, as a sequence that decodes without drafts has: every row gets
+        // the decode arithmetic (a multi-row run would take the prefill kernels, whose
+        // different rounding could change a pick), reading the rows before it, whose K/V the
+        // step stores first.
+        for (std::uint32_t i = 0; i < n; ++i) batch.sequences.push_back({&s.blocks, first_row + i, 1});
+      } else {
+        batch.sequences.push_back({&s.blocks, first_row, n});
+      }
+      if (decoding) {  // every row: each picks a token once the rows before it are confirmed
+        for (std::uint32_t i = 0; i < n; ++i) {
+          batch.output_rows.push_back(first_row + i);
+          output_requests.push_back(&r);
+        }
+      } else if (r.prompt_done + n == r.prompt.size()) {  // the row whose logits pick a token
         batch.output_rows.push_back(first_row + n - 1);
         output_requests.push_back(&r);
       }

@@ -30,10 +30,23 @@ const std::vector<OptionSpec>& engine_table_specs() {
   return specs;
 }
 
+const std::vector<OptionSpec>& speculative_table_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"mode", LPX_OPTION_STRING, false, std::string("off"),
+       "off, or ngram: drafts from the sequence's own text, verified by the model (docs/engine.md)",
+       {}, {"off", "ngram"}},
+      {"max_draft", LPX_OPTION_INT, false, std::int64_t{4}, "Tokens drafted per sequence and step",
+       std::pair{1.0, 32.0}, {}},
+      {"ngram", LPX_OPTION_INT, false, std::int64_t{3}, "Tokens matched to find a draft (ngram mode)",
+       std::pair{1.0, 16.0}, {}},
+  };
+  return specs;
+}
+
 namespace {
 
 std::vector<std::string> top_level_keys() {
-  std::vector<std::string> keys = {"pipeline", "engine"};
+  std::vector<std::string> keys = {"pipeline", "engine", "speculative"};
   for (const PipelineSlot& slot : pipeline_slots()) keys.emplace_back(slot.name);
   return keys;
 }
@@ -296,6 +309,10 @@ Expected<Pipeline, Diagnostics> validate_pipeline(const PipelineDocument& docume
 
   if (const toml::table* table = root.get_as<toml::table>("engine")) {
     pipeline.engine = resolve_options(document, *table, "engine", engine_table_specs(), {}, diagnostics);
+  }
+  if (const toml::table* table = root.get_as<toml::table>("speculative")) {
+    pipeline.speculative =
+        resolve_options(document, *table, "speculative", speculative_table_specs(), {}, diagnostics);
   }
 
   for (const PipelineSlot& slot : pipeline_slots()) {

@@ -30,6 +30,8 @@ struct PipelineSlot {
 
 // The keys of [engine], a table the core reads itself (no plugin): engine-wide settings.
 const std::vector<OptionSpec>& engine_table_specs();
+// The keys of [speculative], another core table: speculative decoding.
+const std::vector<OptionSpec>& speculative_table_specs();
 
 // The slots in the order their plugins are created (and the reverse of destruction).
 const std::vector<PipelineSlot>& pipeline_slots();
@@ -48,6 +50,7 @@ struct Pipeline {
   std::string description;
   std::vector<PipelineSection> sections;  // in pipeline_slots() order, absent slots skipped
   ResolvedOptions engine;                 // [engine]: the core's engine settings (engine_table_specs)
+  ResolvedOptions speculative;            // [speculative]: speculative decoding (speculative_table_specs)
 
   const PipelineSection* find(const std::string& slot) const;
 };

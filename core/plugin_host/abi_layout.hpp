@@ -136,8 +136,9 @@ static_assert(offsetof(lpx_request, flags) == 120 && offsetof(lpx_request, messa
               "the 2.0 request and its 2.1 messages_json and tools_json cannot change");
 static_assert(offsetof(lpx_candidates, has_probabilities) == 28 && offsetof(lpx_candidates, tokens_left) == 32,
               "the 2.0 candidates and their 2.2 tokens_left cannot change");
-static_assert(offsetof(lpx_engine_stats, steps) == 40 && offsetof(lpx_engine_stats, prefix_cache_hits) == 48,
-              "the 2.0 engine stats and their 2.2 prefix-cache counters cannot change");
+static_assert(offsetof(lpx_engine_stats, steps) == 40 && offsetof(lpx_engine_stats, prefix_cache_hits) == 48 &&
+                  offsetof(lpx_engine_stats, spec_draft_tokens) == 80,
+              "the 2.0 engine stats and their 2.2 prefix-cache and speculative counters cannot change");
 static_assert(offsetof(lpx_engine_info, backend) == 40 && offsetof(lpx_engine_info, chat_template) == 48,
               "the 2.0 engine info and its 2.2 chat_template cannot change");
 

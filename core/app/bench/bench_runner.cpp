@@ -173,6 +173,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   inputs.config.max_sequences = std::max(1u, max_batch);
   inputs.config.context_size = std::max<std::uint32_t>({max_pp, max_depth, 1}) + max_tg + 16;
   inputs.config.kv_cache_tokens = inputs.config.context_size * inputs.config.max_sequences;
+  inputs.config.max_draft = config.max_draft;
   inputs.config.batch_tokens = std::max<std::uint32_t>(512, max_batch);
   inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;
   auto built = build_engine(std::move(inputs), registry);
@@ -213,8 +214,19 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
     if (n < 2) continue;
     for (std::uint32_t depth : config.depths) {
       for (std::uint32_t batch : config.batches) {
+        lpx_engine_stats before{};
+        before.struct_size = sizeof(before);
+        engine.stats(before);
         auto result = decode_test(engine, n, depth, batch, config.repetitions, prompt, sampling);
         if (!result) return unexpected(result.error());
+        if (config.max_draft > 0) {
+          lpx_engine_stats after{};
+          after.struct_size = sizeof(after);
+          engine.stats(after);
+          const auto drafted = after.spec_draft_tokens - before.spec_draft_tokens;
+          result->draft_acceptance =
+              drafted ? static_cast<double>(after.spec_accepted_tokens - before.spec_accepted_tokens) / drafted : 0;
+        }
         report.results.push_back(*result);
       }
     }
@@ -307,6 +319,7 @@ std::string report_json(const BenchReport& r) {
       o["itl_p50_ms"] = x.itl_p50_ms;
       o["itl_p99_ms"] = x.itl_p99_ms;
       o["roofline_percent"] = x.roofline_percent;
+      if (x.draft_acceptance >= 0) o["draft_acceptance"] = x.draft_acceptance;
     }
     items.push_back(std::move(o));
   }

@@ -37,6 +37,7 @@ struct BenchConfig {
   unsigned bandwidth_threads = 1;  // threads of the bandwidth measurement
   lpx_sampling_overrides sampling{};  // set == 0: greedy
   std::string sampling_text = "greedy";  // how the report names it
+  std::uint32_t max_draft = 0;  // speculative decoding (ngram) when > 0
 };
 
 struct BenchResult {
@@ -47,6 +48,7 @@ struct BenchResult {
   double ttft_ms = 0;
   double itl_p50_ms = 0, itl_p99_ms = 0;  // tg only
   double roofline_percent = 0;            // tg only: weight bytes per token x rate / bandwidth
+  double draft_acceptance = -1;           // tg with speculative decoding: confirmed / drafted
 };
 
 struct BenchReport {

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.hpp"
+#include "cli/engine_flags.hpp"
 #include "engine/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/signal_watcher.hpp"
@@ -86,6 +87,7 @@ int generate_command(const GenerateArguments& arguments) {
   }
   inputs.config.max_sequences = 1;
   inputs.config.context_size = arguments.context_size;
+  if (arguments.speculative == "ngram") inputs.config.max_draft = 4;  // [speculative]'s defaults
   auto engine = core::build_engine(std::move(inputs), registry);
   if (!engine) {
     std::cerr << "error: " << engine.error() << "\n";
@@ -183,6 +185,7 @@ Command add_generate_command(CLI::App& parent) {
       ->capture_default_str();
   generate_app->add_option("--backend", generate->backend,
                            "Backend plugin by name (e.g. cpu-scalar); overrides --device");
+  add_speculative_flag(*generate_app, generate->speculative);
   generate_app->add_option("--context", generate->context_size,
                            "Positions for prompt + answer (0 = the model's, at most 8192)");
   generate_app->add_flag("--ids", generate->ids, "Print the generated token ids as a JSON array");

@@ -13,7 +13,8 @@ int serve_command(const ServeArguments& a) {
         toml::table transport{{"plugin", "http"}, {"host", a.host}, {"port", a.port}};
         if (!a.api_key.empty()) transport.insert("api_key", a.api_key);
         if (!a.api_key_file.empty()) transport.insert("api_key_file", a.api_key_file);
-        const ShorthandModel model{a.model_path, a.device, a.backend, a.context_size, a.max_sequences, "latency"};
+        const ShorthandModel model{a.model_path, a.device,        a.backend,   a.context_size,
+                                   a.max_sequences, "latency", a.speculative};
         return load_shorthand_pipeline("serve", model, std::move(transport), a.overrides, registry);
       },
       false);

@@ -1,6 +1,7 @@
-// The flags serve and batch share: where the model runs (--device, --backend) and how much the
-// engine holds (--context, --max-sequences). Arguments: a struct with the fields device,
-// backend, context_size and max_sequences.
+// The flags serve and batch share: where the model runs (--device, --backend), how much the
+// engine holds (--context, --max-sequences) and whether it speculates (--speculative).
+// Arguments: a struct with the fields device, backend, context_size, max_sequences and
+// speculative.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,13 @@
 #include "engine/device_choice.hpp"
 
 namespace lpx::cli {
+
+// --speculative MODE: [speculative] mode (docs/engine.md).
+inline void add_speculative_flag(CLI::App& command, std::string& mode) {
+  command.add_option("--speculative", mode, "Speculative decoding: off, or ngram (drafts from the text itself)")
+      ->check(CLI::IsMember({"off", "ngram"}))
+      ->capture_default_str();
+}
 
 template <class Arguments>
 void add_engine_flags(CLI::App& command, Arguments& a) {
@@ -21,6 +29,7 @@ void add_engine_flags(CLI::App& command, Arguments& a) {
   command.add_option("--max-sequences", a.max_sequences, "Sequences decoded together")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
+  add_speculative_flag(command, a.speculative);
 }
 
 }  // namespace lpx::cli

@@ -33,7 +33,7 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
   }
   // Room in the KV cache for every sequence at full context: requests never wait for cache.
   const auto kv_tokens = static_cast<std::int64_t>(m.context_size) * m.max_sequences;
-  const toml::table document{
+  toml::table document{
       {"pipeline", toml::table{{"name", name}, {"description", "lpx-pipeline " + name + " --model " + m.model_path}}},
       {"model", toml::table{{"plugin", "gguf"},
                             {"path", m.model_path},
@@ -44,6 +44,7 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
       {"backend", backend_table(*backend)},
       {"sampler", toml::table{{"plugin", "greedy"}}},
       {"transport", std::move(transport)}};
+  if (m.speculative != "off") document.insert("speculative", toml::table{{"mode", m.speculative}});
   std::ostringstream text;
   text << document;
   return core::load_pipeline_text("lpx-pipeline " + name, text.str(), overrides, registry);

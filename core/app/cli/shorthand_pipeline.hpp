@@ -21,6 +21,7 @@ struct ShorthandModel {
   std::uint32_t context_size = 4096;
   std::uint32_t max_sequences = 4;
   std::string mode = "latency";  // [model] mode
+  std::string speculative = "off";  // [speculative] mode
 };
 
 // Validates the written pipeline (with `overrides`, as `run --set`); `name` names it in messages.

@@ -131,6 +131,10 @@ std::string ServerMetrics::render(const lpx_engine_stats& engine) {
           static_cast<double>(engine.prefix_cache_evictions));
   gauge(out, "lpx_prefix_cache_blocks", "KV blocks indexed by the prefix cache (held or idle)",
         engine.prefix_cache_blocks);
+  counter(out, "lpx_spec_draft_tokens_total", "Speculative draft tokens verified by the model",
+          static_cast<double>(engine.spec_draft_tokens));
+  counter(out, "lpx_spec_accepted_tokens_total", "Speculative draft tokens the model confirmed",
+          static_cast<double>(engine.spec_accepted_tokens));
   const auto [resident, virtual_size] = process_memory();
   gauge(out, "process_resident_memory_bytes", "Resident memory of the server process", resident);
   gauge(out, "process_virtual_memory_bytes", "Virtual memory of the server process", virtual_size);

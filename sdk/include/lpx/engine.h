@@ -220,6 +220,10 @@ typedef struct lpx_engine_stats {
   uint64_t prefix_cache_misses;
   uint64_t prefix_cache_evictions;
   uint32_t prefix_cache_blocks;
+  /* since 2.2: speculative decoding. Tokens drafted and verified, and of those the ones the
+   * model confirmed (each an extra token of a step); their ratio is the acceptance. */
+  uint64_t spec_draft_tokens;
+  uint64_t spec_accepted_tokens;
 } lpx_engine_stats;
 
 /* Flags of tokenize / detokenize (since 1.3). */

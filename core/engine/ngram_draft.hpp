@@ -1,0 +1,19 @@
+// Drafts for speculative decoding from the sequence's own text (prompt lookup): where the last
+// few tokens appeared before, the tokens that followed them then are guessed to follow again.
+// Rewriting, extraction and code edits repeat long runs of the prompt, so guesses are often
+// right there, and a right guess is a token the model confirms in the same step as the one
+// before it (docs/engine.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace lpx::core {
+
+// Fills `draft` (cleared first) with up to `max_draft` tokens: those that followed the latest
+// earlier occurrence of the last `ngram` tokens of `context` + `next`, trying shorter matches
+// down to one token when the longer has none. No allocation when `draft` has the capacity.
+void ngram_draft(const std::vector<std::int32_t>& context, std::int32_t next, std::uint32_t ngram,
+                 std::uint32_t max_draft, std::vector<std::int32_t>& draft);
+
+}  // namespace lpx::core
