@@ -121,3 +121,14 @@ def tiny_server():
     s = start_server(model=TINY_MODEL)
     yield s
     assert s.stop() == 0, s.log()
+
+
+def expect_400(call, param):
+    """Runs an openai-client call that must be refused: a 400 whose `param` is `param`; returns
+    its message."""
+    import openai
+    with pytest.raises(openai.BadRequestError) as info:
+        call()
+    error = info.value.response.json()["error"]
+    assert error["param"] == param, error
+    return error["message"]

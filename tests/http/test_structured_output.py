@@ -12,7 +12,7 @@ import openai
 import pydantic
 import pytest
 
-from conftest import start_server
+from conftest import expect_400, start_server
 
 SCHEMAS = {
     "person": {
@@ -175,14 +175,6 @@ def test_a_gbnf_grammar_holds_a_completion(client):
                                   temperature=0, extra_body={"grammar": 'root ::= " " ("yes" | "no") "."'})
     assert r.choices[0].text in (" yes.", " no.")
     assert r.choices[0].finish_reason == "stop"
-
-
-def expect_400(call, param):
-    with pytest.raises(openai.BadRequestError) as info:
-        call()
-    error = info.value.response.json()["error"]
-    assert error["param"] == param, error
-    return error["message"]
 
 
 def test_what_cannot_be_honoured_is_a_400_naming_it(client):

@@ -13,7 +13,7 @@ import openai
 import pydantic
 import pytest
 
-from conftest import ROOT, start_server
+from conftest import ROOT, expect_400, start_server
 
 WEATHER = {
     "type": "object",
@@ -162,14 +162,6 @@ def test_auto_with_a_response_format_answers_either_valid_json_or_calls(client):
     else:
         assert choice.finish_reason == "stop"
         jsonschema.validate(json.loads(choice.message.content), schema)
-
-
-def expect_400(request, param):
-    with pytest.raises(openai.BadRequestError) as info:
-        request()
-    error = info.value.response.json()["error"]
-    assert error["param"] == param, error
-    return error["message"]
 
 
 def test_what_cannot_be_honoured_is_a_400_naming_it(client):

@@ -57,14 +57,14 @@ def start_server(model, extra):
     sys.exit("the server did not start")
 
 
-def start_peer(server, model, threads):
+def start_peer(server, model, threads, extra=()):
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, LD_LIBRARY_PATH=str(pathlib.Path(server).parent))
     proc = subprocess.Popen([server, "-m", model, "--port", str(port), "-np", "1", "-t", str(threads),
-                             "-c", "4096", "--no-webui"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             "-c", "4096", "--no-webui", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=env)
     for _ in range(600):
         try:
