@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +110,120 @@ TEST_P(Speculative, SampledAnswersWithASeedAreThoseOfPlainDecoding) {
   if (std::string(GetParam()) == "smollm2") {
     EXPECT_GT(drafts(*fast).second, 0u);
   }
+}
+
+// Upper tail of the chi-square distribution with `df` degrees of freedom at `x`: the
+// regularized gamma Q(df/2, x/2), by its series or its continued fraction.
+double chi_square_tail(double x, double df) {
+  const double a = df / 2, z = x / 2;
+  if (z <= 0) return 1;
+  const double log_front = a * std::log(z) - z - std::lgamma(a);
+  if (z < a + 1) {
+    double term = 1 / a, sum = term;
+    for (int n = 1; n < 500; ++n) sum += term *= z / (a + n);
+    return 1 - sum * std::exp(log_front);
+  }
+  double b = z + 1 - a, c = 1e300, d = 1 / b, h = d;
+  for (int i = 1; i < 500; ++i) {
+    const double an = -i * (i - a);
+    b += 2;
+    d = 1 / (an * d + b);
+    c = b + an / c;
+    h *= d * c;
+  }
+  return h * std::exp(log_front);
+}
+
+// The statistical check of the acceptance rule: the token a step takes from a draft row (the
+// third token, after two the model may confirm from drafts) is distributed as the model's own
+// distribution at that point, by a chi-square test over many seeds against the log-softmax
+// the engine reports for that context without drafts.
+TEST_P(Speculative, DraftedRowsSampleTheModelsDistribution) {
+  if (std::string(GetParam()) != "smollm2") GTEST_SKIP() << "needs a model that copies";
+  auto fast = make(true, {"dist"});
+  core::Tokenizer::EncodeOptions options;
+  options.add_eos = false;
+  // Digits that repeat: drafts propose the repeat, which the model, sampling at temperature 1,
+  // follows often but not always.
+  const auto prompt = fast->tokenizer().encode("Random digits: 4, 7, 1, 9, 3, 8, 4, 7, 1, 9, 3, 8, 4, 7,", options);
+  ASSERT_TRUE(prompt.has_value());
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::int32_t>> thirds;
+  std::mutex mutex;
+  std::vector<std::thread> threads;
+  for (std::uint64_t lane = 0; lane < 4; ++lane) {  // four requests decode together
+    threads.emplace_back([&, lane] {
+      for (std::uint64_t seed = lane; seed < 240; seed += 4) {
+        lpx_sampling_overrides s{};
+        s.struct_size = sizeof(s);
+        s.set = LPX_SET_SEED;
+        s.seed = seed;
+        lpx_request r{};
+        r.prompt_tokens = prompt->data();
+        r.prompt_token_count = prompt->size();
+        r.max_tokens = 3;
+        r.sampling = &s;
+        const Generation g = generate(*fast, r);
+        if (g.tokens.size() < 3) continue;  // the answer ended before (end of generation)
+        std::lock_guard lock(mutex);
+        thirds[{g.tokens[0], g.tokens[1]}].push_back(g.tokens[2]);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_GT(drafts(*fast).second, 0u) << "drafts were confirmed";
+  const auto& [start, observed] = *std::max_element(
+      thirds.begin(), thirds.end(), [](const auto& x, const auto& y) { return x.second.size() < y.second.size(); });
+  ASSERT_GE(observed.size(), 60u);
+  // The model's distribution after the most frequent start, without drafts.
+  std::vector<std::int32_t> context = *prompt;
+  context.push_back(start.first);
+  context.push_back(start.second);
+  auto plain = make(false, {"greedy"});
+  struct Top {
+    std::vector<lpx_token_logprob> entries;
+  } top;
+  lpx_request r{};
+  r.struct_size = sizeof(r);
+  r.prompt_tokens = context.data();
+  r.prompt_token_count = context.size();
+  r.max_tokens = 1;
+  r.logprobs = 1;
+  r.top_logprobs = LPX_MAX_TOP_LOGPROBS;
+  r.user = &top;
+  r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+    auto& t = *static_cast<Top*>(user);
+    if (e->token >= 0 && t.entries.empty()) t.entries.assign(e->top, e->top + e->top_count);
+    return 0;
+  };
+  r.on_done = [](void*, const lpx_request_result*) {};
+  auto id = plain->submit(r);
+  ASSERT_TRUE(id.has_value());
+  plain->wait(*id);
+  ASSERT_FALSE(top.entries.empty());
+  // Categories: the likely tokens (expected count at least 5), and the rest together.
+  const double n = static_cast<double>(observed.size());
+  double chi2 = 0, rest_p = 1;
+  std::size_t categories = 0, counted = 0;
+  for (const lpx_token_logprob& t : top.entries) {
+    const double p = std::exp(static_cast<double>(t.logprob));
+    if (n * p < 5) continue;
+    const auto k = static_cast<double>(std::count(observed.begin(), observed.end(), t.token));
+    chi2 += (k - n * p) * (k - n * p) / (n * p);
+    rest_p -= p;
+    counted += static_cast<std::size_t>(k);
+    ++categories;
+  }
+  const double rest = n - static_cast<double>(counted);
+  if (n * rest_p >= 1) {
+    chi2 += (rest - n * rest_p) * (rest - n * rest_p) / (n * rest_p);
+    ++categories;
+  } else {
+    EXPECT_LE(rest, 3) << "tokens the model gives almost no chance were drawn";
+  }
+  ASSERT_GE(categories, 2u) << "the model is too sure here for a test of its distribution";
+  const double p_value = chi_square_tail(chi2, static_cast<double>(categories - 1));
+  std::printf("[ chi-square ] %.2f over %zu categories, %.0f draws of the third token, p = %.3f\n", chi2, categories, n, p_value);
+  EXPECT_GT(p_value, 1e-3) << "chi2 " << chi2 << " over " << categories << " categories, " << n << " draws";
 }
 
 // Requests that draft and requests that do not, in the same steps.
