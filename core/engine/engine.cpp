@@ -14,6 +14,29 @@
 
 namespace lpx::core {
 
+namespace {
+
+// Whether a matrix product of the model takes float weights. Their summation order changes
+// when a step has two rows or more (llama.cpp's GEMM order, kept for its bits), so the rows of
+// drafts would change the rounding of every row of the step, and with it the answers.
+bool has_float_matmuls(const lpx_transformer_desc& d) {
+  const auto is_float = [](const lpx_tensor_view* t) {
+    return t != nullptr && (t->type == LPX_TENSOR_F32 || t->type == LPX_TENSOR_F16 || t->type == LPX_TENSOR_BF16);
+  };
+  if (is_float(d.output)) return true;
+  for (std::uint32_t l = 0; l < d.n_layer; ++l) {
+    const auto& layer = *reinterpret_cast<const lpx_transformer_layer*>(
+        reinterpret_cast<const char*>(d.layers) + std::size_t{l} * d.layer_stride);
+    for (const lpx_tensor_view* w : {layer.wq, layer.wk, layer.wv, layer.wqkv, layer.wo, layer.ffn_gate,
+                                     layer.ffn_up, layer.ffn_gate_up, layer.ffn_down}) {
+      if (is_float(w)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig config) {
   const ModelFile& file = *parts.file;
   auto h = validate_model(file);  // hyperparameters, every tensor's shape and extent
@@ -42,6 +65,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   }
   auto model = architecture->describe(file, *h, RunShape{config.context_size});
   if (!model) return unexpected(model.error());
+  if (config.max_draft > 0 && has_float_matmuls(model->desc())) {
+    return unsupported(file.path() + ": speculative decoding needs quantized matrix weights; this model "
+                       "multiplies by F32/F16/BF16 weights, whose summation order changes with the rows of a "
+                       "step, so drafts would change its answers (set [speculative] mode = \"off\")");
+  }
   // Before anything is sized or loaded: a backend never sees a model it cannot run.
   if (auto runs = parts.backend->check_features(model->desc()); !runs) {
     return unexpected(runs.error().with_context(file.path()));
@@ -88,7 +116,8 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   }
   batch_.reserve(config_.batch_tokens, config_.max_sequences * (1 + config_.max_draft));
   // Output rows per step: one per decoding sequence, and one per draft when it speculates.
-  const std::size_t output_rows = std::size_t{config_.max_sequences} * (1 + config_.max_draft);
+  const std::size_t output_rows =
+      std::min<std::size_t>(config_.batch_tokens, std::size_t{config_.max_sequences} * (1 + config_.max_draft));
   batch_requests_.reserve(output_rows);
   logits_.resize(output_rows * h_.n_vocab);
   picked_tokens_.resize(config_.max_sequences);

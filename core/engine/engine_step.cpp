@@ -105,6 +105,7 @@ void Engine::step() {
       if (r.decoding()) {
         // Its next token; drafts (its later one-row runs) are recorded as the model confirms
         // them (below).
+        r.sequence->decoded_from = std::min(r.sequence->decoded_from, r.sequence->tokens.size());
         r.sequence->tokens.push_back(batch_.tokens[bs.first_row]);
         break;
       }
@@ -116,6 +117,8 @@ void Engine::step() {
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);
+  // Prompt blocks the step filled serve later prompts (before any window gives them back).
+  for (auto& owned : scheduler_->running()) publish(*owned);
   if (config_.kv_window > 0) {
     std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
     for (const BatchSequence& bs : batch_.sequences) {
@@ -146,7 +149,6 @@ void Engine::step() {
         r.sampler->accept(token);
         tokens_generated_.fetch_add(1, std::memory_order_relaxed);
         if (auto ending = output_->deliver(r, token, logits)) {
-          publish(r);  // what it computed serves later prompts
           finish(r, *ending);
           break;
         }
@@ -157,7 +159,6 @@ void Engine::step() {
     }
     draft_tokens_.fetch_add(rows - 1, std::memory_order_relaxed);
     accepted_tokens_.fetch_add(confirmed, std::memory_order_relaxed);
-    publish(r);
     o += rows;
   }
   std::lock_guard lock(mutex_);

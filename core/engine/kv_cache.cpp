@@ -115,9 +115,9 @@ std::uint32_t KvCache::map_cached_prefix(BlockTable& table, const std::int32_t* 
   return mapped;
 }
 
-void KvCache::publish(const BlockTable& table, const std::vector<std::int32_t>& tokens,
+void KvCache::publish(const BlockTable& table, const std::vector<std::int32_t>& tokens, std::size_t count,
                       std::uint32_t& published, std::uint64_t& key) {
-  const std::size_t full = std::min(tokens.size() / shape_.block_size, table.blocks_.size());
+  const std::size_t full = std::min(std::min(count, tokens.size()) / shape_.block_size, table.blocks_.size());
   for (; published < full; ++published) {
     const std::int32_t* block_tokens = tokens.data() + std::size_t{published} * shape_.block_size;
     const std::uint64_t next = index_.key(key, block_tokens);

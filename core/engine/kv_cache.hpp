@@ -99,10 +99,11 @@ class KvCache {
   // (PrefixIndex::kRoot when none).
   std::uint32_t map_cached_prefix(BlockTable& table, const std::int32_t* tokens, std::uint32_t max_blocks,
                                   std::uint64_t& key);
-  // Indexes the blocks of `table` that `tokens` has filled since the first `published` ones
-  // (advanced; `key` is the last published block's key), so later prompts can map them.
-  void publish(const BlockTable& table, const std::vector<std::int32_t>& tokens, std::uint32_t& published,
-               std::uint64_t& key);
+  // Indexes the blocks of `table` that the first `count` of `tokens` have filled since the first
+  // `published` ones (advanced; `key` is the last published block's key), so later prompts can
+  // map them.
+  void publish(const BlockTable& table, const std::vector<std::int32_t>& tokens, std::size_t count,
+               std::uint32_t& published, std::uint64_t& key);
   // Counts an admitted request's lookup: `hit` blocks mapped of `eligible` full prompt blocks.
   void count_lookup(std::uint32_t hit, std::uint32_t eligible) noexcept {
     counters_.hit_blocks += hit;

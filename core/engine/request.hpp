@@ -33,11 +33,14 @@ struct Sequence {
   // index); `key` is the last one's (KvCache::publish).
   std::uint32_t published = 0;
   std::uint64_t key = PrefixIndex::kRoot;
+  // The first position computed a row at a time (decoding), never published.
+  std::size_t decoded_from = SIZE_MAX;
   // The tokens are cut back to `n`: what is published must be walked again from the start.
   void rewind(std::size_t n) {
     tokens.resize(n);
     published = 0;
     key = PrefixIndex::kRoot;
+    if (n <= decoded_from) decoded_from = SIZE_MAX;  // what follows is computed again
   }
 };
 

@@ -295,6 +295,7 @@ Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& cal
     return fail(e.code() == LPX_ERR_INTERNAL ? LPX_ERR_INVALID_ARGUMENT : e.code(), e.what());
   }
   r->decoder.emplace(tokenizer_);
+  r->draft.reserve(config_.max_draft);  // drafting allocates nothing per step
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
   r->top.resize(request.top_logprobs);
   r->context_end_is_length = (request.flags & LPX_REQUEST_CONTEXT_END_IS_LENGTH) != 0;

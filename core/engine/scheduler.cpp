@@ -38,8 +38,8 @@ bool Scheduler::admit(Request& r) {
     // The first recomputed row attends back kv_window - 1 positions: they must still be held
     // (a turn that continues the session always finds them; one that rewinds may not).
     const std::uint32_t window = config_.kv_window;
-    if (window > 0 && common >= window &&
-        common - window + 1 < s.blocks.first_held_position(config_.block_size)) {
+    const std::size_t attended_from = common >= window ? common - window + 1 : 0;
+    if (window > 0 && common > 0 && attended_from < s.blocks.first_held_position(config_.block_size)) {
       common = 0;
     }
     // A block another sequence shares is not rewritten: the cut may fall back to its start.
@@ -53,7 +53,11 @@ bool Scheduler::admit(Request& r) {
   }
   // The longest cached run of the prompt's full blocks, short of the last prompt token (its
   // logits are needed, so it is computed).
-  const auto eligible = static_cast<std::uint32_t>((r.prompt.size() - 1) / config_.block_size);
+  // At least two rows are left to compute: a run of one row attends in another summation order
+  // than a prefill's rows (as llama.cpp's does), so its logits would differ from the uncached
+  // prompt's.
+  const auto eligible =
+      static_cast<std::uint32_t>(r.prompt.size() >= 2 ? (r.prompt.size() - 2) / config_.block_size : 0);
   const bool looked_up = config_.prefix_cache && sequence->tokens.empty();
   std::uint32_t mapped = 0;
   if (looked_up) {
@@ -74,8 +78,13 @@ bool Scheduler::admit(Request& r) {
 }
 
 void Scheduler::publish(Request& r) {
+  // Prefilled positions only: their K/V is what a prefill computes. Generated ones (and a
+  // session's earlier answers, reused as its prompt) were computed a row at a time, whose
+  // attention sums in another order (as llama.cpp's does), so a later prompt mapping them would
+  // not get the bits its own prefill gives.
   if (config_.prefix_cache && r.sequence != nullptr) {
-    cache_.publish(r.sequence->blocks, r.sequence->tokens, r.sequence->published, r.sequence->key);
+    const std::size_t prefilled = std::min<std::size_t>(r.prompt_done, r.sequence->decoded_from);
+    cache_.publish(r.sequence->blocks, r.sequence->tokens, prefilled, r.sequence->published, r.sequence->key);
   }
 }
 
@@ -163,6 +172,12 @@ void Scheduler::plan(Batch& batch, std::vector<Request*>& output_requests) const
   batch.clear();
   output_requests.clear();
   std::uint32_t budget = config_.batch_tokens;
+  // Every decoding sequence's next token comes before any draft: drafts share what is left.
+  std::uint32_t decoders = 0;
+  for (const auto& owned : running_) {
+    if (!owned->cancel && owned->sequence != nullptr && owned->decoding()) ++decoders;
+  }
+  std::uint32_t draft_budget = budget > decoders ? budget - decoders : 0;
   for (int pass = 0; pass < 2; ++pass) {  // 0: decoding sequences, 1: prefill chunks
     if (pass == 1 && batch.rows() > 0) {
       budget = std::min(budget, config_.prefill_tokens_while_decoding);
@@ -177,9 +192,12 @@ void Scheduler::plan(Batch& batch, std::vector<Request*>& output_requests) const
       const auto first_position = static_cast<std::uint32_t>(s.tokens.size());
       std::uint32_t n = 1;
       if (decoding) {
-        // The next token, and the drafts guessed to follow it when the step has room for them.
-        if (1 + r.draft.size() > budget) r.draft.clear();
-        n += static_cast<std::uint32_t>(r.draft.size());
+        // The next token, and as many of the drafts guessed to follow it as the step has room for.
+        const auto drafts = std::min<std::uint32_t>(static_cast<std::uint32_t>(r.draft.size()),
+                                                    std::min(draft_budget, budget - 1));
+        r.draft.resize(drafts);
+        draft_budget -= drafts;
+        n += drafts;
         batch.tokens.push_back(r.next_token);
         batch.tokens.insert(batch.tokens.end(), r.draft.begin(), r.draft.end());
         for (std::uint32_t i = 0; i < n; ++i) batch.positions.push_back(static_cast<std::int32_t>(first_position + i));

@@ -104,7 +104,7 @@ struct Computed {
 void compute(KvCache& cache, Computed& s, const std::vector<std::int32_t>& tokens) {
   ASSERT_TRUE(cache.ensure(s.table, static_cast<std::uint32_t>(tokens.size())));
   s.tokens = tokens;
-  cache.publish(s.table, s.tokens, s.published, s.key);
+  cache.publish(s.table, s.tokens, s.tokens.size(), s.published, s.key);
 }
 
 TEST(KvCachePrefixes, ALaterTableMapsTheSameBlocksAndTheyOutliveTheirWriter) {
@@ -177,7 +177,7 @@ TEST(KvCachePrefixes, ACutIntoASharedBlockGivesTheBlockUpInsteadOfRewritingIt) {
   cache.release(a.table);
 }
 
-// Admission maps the cached run of a prompt's full blocks, short of its last token.
+// Admission maps the cached run of a prompt's full blocks, leaving at least two rows to compute.
 TEST(KvCachePrefixes, AdmissionMapsTheCachedPromptPrefix) {
   KvCache cache(shape(16));
   EngineConfig config;
@@ -198,7 +198,8 @@ TEST(KvCachePrefixes, AdmissionMapsTheCachedPromptPrefix) {
   Request* first = submit(run(1, 12));
   ASSERT_NE(first->sequence, nullptr);
   EXPECT_EQ(first->cached, 0u);
-  first->sequence->tokens = first->prompt;  // as if computed
+  first->sequence->tokens = first->prompt;  // as if computed by its prefill
+  first->prompt_done = static_cast<std::uint32_t>(first->prompt.size());
   scheduler.publish(*first);
   Request* same = submit(run(1, 12));  // 12 tokens: blocks 0-1 map, block 2 holds the last token
   EXPECT_EQ(same->cached, 8u);
