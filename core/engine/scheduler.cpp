@@ -51,9 +51,8 @@ bool Scheduler::admit(Request& r) {
     r.own_sequence->tokens.reserve(r.positions_needed);
     sequence = r.own_sequence.get();
   }
-  // The longest cached run of the prompt's full blocks, short of the last prompt token (its
-  // logits are needed, so it is computed).
-  // At least two rows are left to compute: a run of one row attends in another summation order
+  // The longest cached run of the prompt's full blocks, leaving at least two rows to compute:
+  // the last one's logits are needed, and a run of one row attends in another summation order
   // than a prefill's rows (as llama.cpp's does), so its logits would differ from the uncached
   // prompt's.
   const auto eligible =

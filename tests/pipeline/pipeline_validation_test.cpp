@@ -84,8 +84,8 @@ plugin = "x"
       "11:8: 'transport.mode': 'fast' is not one of: echo, fail, wait",
       "12:1: unknown key 'extra' in [transport]; known keys: plugin, output, message, mode, count, "
       "ratio, loud, tags, ids",
-      "14:2: unknown table 'modle' (did you mean 'model'?); known tables: pipeline, model, "
-      "backend, sampler, transport",
+      "14:2: unknown table 'modle' (did you mean 'model'?); known tables: pipeline, engine, "
+      "speculative, model, backend, sampler, transport",
   };
   EXPECT_EQ(lines(pipeline.error()), expected);
   for (const Diagnostic& d : pipeline.error().items()) EXPECT_EQ(d.where.file, path);
