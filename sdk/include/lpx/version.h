@@ -38,7 +38,8 @@
  *        tools offered (tools_json), which the chat template renders
  *   2.2  tool calling: structural-tag grammars (LPX_GRAMMAR_STRUCTURAL_TAG) and the chat
  *        template's source in lpx_engine_info.chat_template; samplers see how many tokens a
- *        sequence may still generate (lpx_candidates.tokens_left)
+ *        sequence may still generate (lpx_candidates.tokens_left); engine stats count the
+ *        prefix cache and speculative decoding
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
