@@ -7,21 +7,13 @@
 
 #include <boost/json.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "engine/engine_test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace lpx::test {
 namespace {
-
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const std::filesystem::path kGoldens =
     std::filesystem::path(LPX_SOURCE_DIR) / "tests/chat_template/golden/Qwen-Qwen2.5-7B-Instruct";
@@ -53,7 +45,7 @@ TEST_F(ChatTools, ToolConversationsRenderAsJinja2RendersThem) {
   ASSERT_NE(engine, nullptr);
   for (const char* golden : {"tools_offered", "parallel_tool_calls"}) {
     SCOPED_TRACE(golden);
-    const boost::json::value spec = boost::json::parse(read(kGoldens / (std::string(golden) + ".json")));
+    const boost::json::value spec = boost::json::parse(read_file(kGoldens / (std::string(golden) + ".json")));
     const boost::json::object& context = spec.at("context").as_object();
     ASSERT_TRUE(context.at("add_generation_prompt").as_bool());
     const std::string messages = boost::json::serialize(context.at("messages"));
@@ -64,7 +56,7 @@ TEST_F(ChatTools, ToolConversationsRenderAsJinja2RendersThem) {
     options.parse_special = true;
     options.add_eos = false;
     options.add_bos = false;  // Qwen's template writes no BOS and SmolLM2 adds none to it
-    auto expected = engine->tokenizer().encode(read(kGoldens / (std::string(golden) + ".out")), options);
+    auto expected = engine->tokenizer().encode(read_file(kGoldens / (std::string(golden) + ".out")), options);
     ASSERT_TRUE(expected.has_value());
     EXPECT_EQ(*rendered, *expected);
   }
@@ -80,14 +72,14 @@ TEST_F(ChatTools, EngineInfoCarriesTheTemplateSource) {
   info.struct_size = sizeof(info);
   overridden->info(info);
   ASSERT_NE(info.chat_template, nullptr);
-  EXPECT_EQ(std::string(info.chat_template), read(kQwenTemplate));
+  EXPECT_EQ(std::string(info.chat_template), read_file(kQwenTemplate));
 
   auto own = host_.engine(smollm2_path());
   ASSERT_NE(own, nullptr);
   own->info(info);
   ASSERT_NE(info.chat_template, nullptr);
   EXPECT_NE(std::string(info.chat_template).find("<|im_start|>"), std::string::npos);
-  EXPECT_NE(std::string(info.chat_template), read(kQwenTemplate));
+  EXPECT_NE(std::string(info.chat_template), read_file(kQwenTemplate));
 
   lpx_engine_info older{};
   older.struct_size = offsetof(lpx_engine_info, chat_template);

@@ -7,8 +7,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -18,6 +16,7 @@
 #include "json_fields.hpp"
 #include "tool_call_parser.hpp"
 #include "tool_syntax.hpp"
+#include "support/test_support.hpp"
 
 namespace lpx::openai {
 namespace {
@@ -50,11 +49,9 @@ constexpr std::string_view kChooseTime = R"(, "tool_choice": {"type": "function"
 constexpr const char* kCompactCall = R"([{"name": "get_weather", "arguments": {"city":"Paris"}})";
 
 std::string read_template(const char* file) {
-  std::ifstream in(std::filesystem::path(LPX_SOURCE_DIR) / "../shared/templates" / file, std::ios::binary);
-  EXPECT_TRUE(in.good()) << file;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  const std::filesystem::path path = std::filesystem::path(LPX_SOURCE_DIR) / "../shared/templates" / file;
+  EXPECT_TRUE(std::filesystem::is_regular_file(path)) << file;
+  return test::read_file(path);
 }
 
 ToolUse offered(ToolSyntax syntax) {
