@@ -207,7 +207,7 @@ json::object full_response_json(const ResponseContext& c, const std::vector<Coll
       ParsedAnswer answer = parse_tool_calls(ch.text, c.tools);
       called_tools = !answer.calls.empty();
       // Whitespace the model put before its answer is not content (the stream holds it back).
-      json::object message{{"role", "assistant"}, {"content", ch.text.substr(std::min(ch.text.size(), ch.text.find_first_not_of(" \t\r\n")))}};
+      json::object message{{"role", "assistant"}, {"content", ch.text.substr(content_start(ch.text))}};
       if (called_tools) {
         const std::string content = trimmed(answer.content);
         message["content"] = content.empty() ? json::value(nullptr) : json::value(content);

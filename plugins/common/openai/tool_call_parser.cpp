@@ -229,6 +229,8 @@ ParsedAnswer parse_tool_calls(std::string_view answer, const ToolUse& tools) {
   return std::move(*parsed);
 }
 
+std::size_t content_start(std::string_view answer) { return skip_space(answer, 0); }
+
 std::size_t content_before_calls(std::string_view text, const ToolUse& tools) {
   const std::size_t first = skip_space(text, 0);
   std::size_t end = text.size();

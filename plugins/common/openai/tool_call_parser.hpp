@@ -26,6 +26,11 @@ struct ParsedAnswer {
 
 ParsedAnswer parse_tool_calls(std::string_view answer, const ToolUse& tools);
 
+// Where the content of an answer with tools starts: whitespace before it is not content (the
+// whole answer's content is trimmed, and a stream holds that whitespace back). answer.size()
+// when there is none yet.
+std::size_t content_start(std::string_view answer);
+
 // While an answer streams: the length of its start that is content whatever follows. The rest
 // may be (the start of) a call and is held back until it can be parsed. Never decreases as the
 // answer grows.

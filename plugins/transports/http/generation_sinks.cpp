@@ -87,8 +87,8 @@ void StreamingSink::on_token(std::uint32_t choice, TokenOutput token) {
   }
   c.answer += token.text;
   // Whitespace before the answer is not content (the whole answer's content starts after it).
-  const std::size_t start = c.answer.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos) return;
+  const std::size_t start = openai::content_start(c.answer);
+  if (start == c.answer.size()) return;
   c.text_sent = std::max(c.text_sent, start);
   const std::size_t content = openai::content_before_calls(c.answer, context_.tools);
   if (content > c.text_sent) send_text(choice, c.answer.substr(c.text_sent, content - c.text_sent));
@@ -109,7 +109,7 @@ void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& ou
     openai::ParsedAnswer answer = openai::parse_tool_calls(c.answer, context_.tools);
     called_tools = !answer.calls.empty();
     const std::string& content = called_tools ? answer.content : c.answer;
-    const std::size_t start = std::max(c.text_sent, std::min(content.size(), content.find_first_not_of(" \t\r\n")));
+    const std::size_t start = std::max(c.text_sent, openai::content_start(content));
     std::string rest = start < content.size() ? content.substr(start) : std::string();
     if (called_tools) rest.erase(std::min(rest.size(), rest.find_last_not_of(" \t\r\n") + 1));
     if (!rest.empty()) send_text(choice, rest);
