@@ -10,43 +10,12 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/engine_error.hpp"
-#include "model/model_validation.hpp"
+#include "engine/runnable_model.hpp"
 
 namespace lpx::core {
 
-namespace {
-
-// Whether a matrix product of the model takes float weights. Their summation order changes
-// when a step has two rows or more (llama.cpp's GEMM order, kept for its bits), so the rows of
-// drafts would change the rounding of every row of the step, and with it the answers.
-bool has_float_matmuls(const lpx_transformer_desc& d) {
-  const auto is_float = [](const lpx_tensor_view* t) {
-    return t != nullptr && (t->type == LPX_TENSOR_F32 || t->type == LPX_TENSOR_F16 || t->type == LPX_TENSOR_BF16);
-  };
-  if (is_float(d.output)) return true;
-  for (std::uint32_t l = 0; l < d.n_layer; ++l) {
-    const auto& layer = *reinterpret_cast<const lpx_transformer_layer*>(
-        reinterpret_cast<const char*>(d.layers) + std::size_t{l} * d.layer_stride);
-    for (const lpx_tensor_view* w : {layer.wq, layer.wk, layer.wv, layer.wqkv, layer.wo, layer.ffn_gate,
-                                     layer.ffn_up, layer.ffn_gate_up, layer.ffn_down}) {
-      if (is_float(w)) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig config) {
   const ModelFile& file = *parts.file;
-  auto h = validate_model(file);  // hyperparameters, every tensor's shape and extent
-  if (!h) return unexpected(h.error());
-  const Architecture* architecture = find_architecture(h->architecture);
-  if (architecture == nullptr) {
-    return unsupported(file.path() + ": architecture '" + h->architecture + "' is not supported");
-  }
-  if (config.context_size == 0) config.context_size = std::min<std::uint32_t>(h->n_ctx_train ? h->n_ctx_train : 8192, 8192);
-  if (config.kv_cache_tokens == 0) config.kv_cache_tokens = config.context_size;
   if (config.max_sequences == 0 || config.batch_tokens == 0 || config.block_size == 0) {
     return invalid_argument(std::string("max_sequences, batch_tokens and block size must be positive"));
   }
@@ -54,36 +23,36 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
     return unsupported("speculative decoding runs on the cpu and cpu-scalar backends; backend '" +
                        parts.backend->name() + "' does not verify drafts yet (set [speculative] mode = \"off\")");
   }
+  if (parts.draft_file && config.max_draft == 0) {
+    return invalid_argument(parts.draft_file->path() + ": a draft model needs max_draft > 0");
+  }
+  auto runnable = describe_runnable(file, config.context_size, *parts.backend);
+  if (!runnable) return unexpected(runnable.error());
+  config.context_size = runnable->context_size;
+  if (config.kv_cache_tokens == 0) config.kv_cache_tokens = config.context_size;
   if (config.kv_cache_tokens < config.context_size) {
     return invalid_argument("kv_cache_tokens (" + std::to_string(config.kv_cache_tokens) +
                       ") must hold at least one full context (" +
                       std::to_string(config.context_size) + ")");
   }
-  if (h->n_ctx_train != 0 && config.context_size > h->n_ctx_train) {
-    spdlog::warn("context {} exceeds the {} positions the model was trained on; quality may drop",
-                 config.context_size, h->n_ctx_train);
-  }
-  auto model = architecture->describe(file, *h, RunShape{config.context_size});
-  if (!model) return unexpected(model.error());
-  if (config.max_draft > 0 && has_float_matmuls(model->desc())) {
+  // The summation order of float weights changes when a step has two rows or more (llama.cpp's
+  // GEMM order, kept for its bits), so the rows of drafts would change the rounding of every
+  // row of the step, and with it the answers.
+  if (config.max_draft > 0 && has_float_matmuls(runnable->model.desc())) {
     return unsupported(file.path() + ": speculative decoding needs quantized matrix weights; this model "
                        "multiplies by F32/F16/BF16 weights, whose summation order changes with the rows of a "
                        "step, so drafts would change its answers (set [speculative] mode = \"off\")");
   }
-  // Before anything is sized or loaded: a backend never sees a model it cannot run.
-  if (auto runs = parts.backend->check_features(model->desc()); !runs) {
-    return unexpected(runs.error().with_context(file.path()));
-  }
-  for (const lpx_tensor_view& t : file.tensors()) {
-    if (t.n_dims == 2 && !parts.backend->supports_type(t.type)) {
-      return unsupported(file.path() + ": tensor '" + t.name + "' has a type backend '" +
-                        parts.backend->name() + "' cannot multiply");
-    }
-  }
-
   try {
-    return std::unique_ptr<Engine>(
-        new Engine(std::move(parts), config, std::move(*h), std::move(*model)));
+    std::unique_ptr<DraftModel> draft;
+    if (parts.draft_file) {
+      auto made = DraftModel::create(std::move(parts.draft_file), parts.tokenizer->vocabulary(),
+                                     runnable->h.n_vocab, *parts.backend, config);
+      if (!made) return unexpected(made.error());
+      draft = std::move(*made);
+    }
+    return std::unique_ptr<Engine>(new Engine(std::move(parts), config, std::move(runnable->h),
+                                              std::move(runnable->model), std::move(draft)));
   } catch (const EngineError& e) {
     return fail(e.code(), e.what());
   } catch (const std::bad_alloc&) {
@@ -91,8 +60,13 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
   }
 }
 
-Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model)
-    : parts_(std::move(parts)), config_(config), h_(std::move(h)), model_(std::move(model)) {
+Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model,
+               std::unique_ptr<DraftModel> draft_model)
+    : parts_(std::move(parts)),
+      config_(config),
+      h_(std::move(h)),
+      model_(std::move(model)),
+      draft_model_(std::move(draft_model)) {
   auto name = parts_.file->get_string("general.name");
   model_name_ = name ? *name : parts_.file->path();
   config_.kv_window = model_.kv_window();
@@ -121,6 +95,7 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   batch_requests_.reserve(output_rows);
   logits_.resize(output_rows * h_.n_vocab);
   picked_tokens_.resize(config_.max_sequences);
+  draft_jobs_.reserve(config_.max_sequences);
   programs_.resize(config_.max_sequences);
   intake_ = std::make_unique<RequestIntake>(
       *parts_.tokenizer, parts_.chat_template ? &*parts_.chat_template : nullptr,
@@ -132,6 +107,11 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
                model_name_, h_.n_layer, parts_.backend->name(), config_.context_size,
                cache_->total_positions(), static_cast<double>(cache_->bytes()) / (1 << 20),
                config_.block_size, config_.max_sequences, config_.batch_tokens);
+  if (draft_model_) {
+    spdlog::info("engine: speculative drafts from {}, up to {} per step (its KV cache {:.1f} MiB)",
+                 draft_model_->path(), config_.max_draft,
+                 static_cast<double>(draft_model_->kv_cache_bytes()) / (1 << 20));
+  }
   thread_ = std::thread([this] { loop(); });
 }
 

@@ -33,6 +33,7 @@
 #include "engine/batch.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/device_forward.hpp"
+#include "engine/draft_model.hpp"
 #include "engine/engine_config.hpp"
 #include "engine/forward_pass.hpp"
 #include "engine/request.hpp"
@@ -59,6 +60,7 @@ struct EngineParts {
   std::string chat_template_source;           // its text (lpx_engine_info.chat_template)
   std::unique_ptr<Backend> backend;
   std::unique_ptr<SamplerChainFactory> samplers;
+  std::unique_ptr<ModelFile> draft_file;  // speculative decoding's draft model; NULL: none
 };
 
 class Engine {
@@ -93,7 +95,8 @@ class Engine {
   Expected<std::vector<std::int32_t>> prompt_tokens(const lpx_request& request) const;
 
  private:
-  Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model);
+  Engine(EngineParts parts, EngineConfig config, Hyperparameters h, TransformerModel model,
+         std::unique_ptr<DraftModel> draft_model);
   void loop();
   void step();
   // Speculative decoding: each decoding request's drafts for the next step (ngram_draft).
@@ -114,6 +117,8 @@ class Engine {
   std::string model_name_;
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<ForwardPass> forward_;
+  std::unique_ptr<DraftModel> draft_model_;  // speculative mode "draft"; NULL otherwise
+  std::vector<DraftJob> draft_jobs_;         // max_sequences: a step's calls on the draft model
   std::unique_ptr<RequestIntake> intake_;
   std::unique_ptr<Scheduler> scheduler_;  // guarded by mutex_ (see scheduler.hpp)
   std::unique_ptr<TokenOutput> output_;

@@ -99,6 +99,7 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
   parts.samplers = std::make_unique<SamplerChainFactory>(std::move(inputs.sampler_chain), registry,
                                                          std::move(sampler_vocabulary));
   parts.file = std::move(inputs.file);
+  parts.draft_file = std::move(inputs.draft_file);
   return Engine::create(std::move(parts), inputs.config);
 }
 
@@ -107,13 +108,15 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
     PluginRegistry& registry) {
   EngineInputs inputs;
   const PipelineSection* model = nullptr;
+  std::shared_ptr<PluginInstance> format;  // [model]'s, which also opens a draft model
   for (std::size_t i = 0; i < pipeline.sections.size(); ++i) {
     const PipelineSection& section = pipeline.sections[i];
     if (section.slot == "model") {
       model = &section;
       const auto& values = section.core_options.values;
       const std::string path = std::get<std::string>(values.at("path"));
-      auto file = ModelFile::open_with(instances[i], path);
+      format = instances[i];
+      auto file = ModelFile::open_with(format, path);
       if (!file) return unexpected(file.error().prefixed("[model] "));
       inputs.file = std::move(*file);
       if (auto it = values.find("chat_template"); it != values.end()) {
@@ -139,9 +142,20 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
     inputs.config.prefix_cache = std::get<bool>(it->second);
   }
   const auto& spec = pipeline.speculative.values;
-  if (auto mode = spec.find("mode"); mode != spec.end() && std::get<std::string>(mode->second) == "ngram") {
+  const auto mode = spec.find("mode");
+  if (mode != spec.end() && std::get<std::string>(mode->second) != "off") {
     inputs.config.max_draft = static_cast<std::uint32_t>(int_option(pipeline.speculative, "max_draft", 4));
     inputs.config.ngram = static_cast<std::uint32_t>(int_option(pipeline.speculative, "ngram", 3));
+    if (auto p_min = spec.find("p_min"); p_min != spec.end()) {
+      inputs.config.draft_p_min = static_cast<float>(std::get<double>(p_min->second));
+    }
+  }
+  if (mode != spec.end() && std::get<std::string>(mode->second) == "draft") {
+    // The pipeline's checks made sure draft_model is set.
+    const std::string path = std::get<std::string>(spec.at("draft_model"));
+    auto draft = ModelFile::open_with(format, path);
+    if (!draft) return unexpected(draft.error().prefixed("[speculative] draft_model: "));
+    inputs.draft_file = std::move(*draft);
   }
   if (!inputs.backend) {
     auto cpu = default_instance(registry, "cpu");

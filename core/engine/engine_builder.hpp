@@ -21,6 +21,7 @@ namespace lpx::core {
 struct EngineInputs {
   std::unique_ptr<ModelFile> file;
   std::optional<std::string> chat_template_path;  // replaces the model's template
+  std::unique_ptr<ModelFile> draft_file;  // speculative decoding's draft model, if any
   std::shared_ptr<PluginInstance> backend;
   std::vector<SamplerLinkSpec> sampler_chain;     // the last link selects
   EngineConfig config;

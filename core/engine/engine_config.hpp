@@ -5,6 +5,11 @@
 
 namespace lpx::core {
 
+// [speculative]'s defaults, shared by the pipeline table and the command-line shorthands.
+inline constexpr std::uint32_t kDefaultMaxDraft = 4;
+inline constexpr std::uint32_t kDefaultNgram = 3;
+inline constexpr double kDefaultDraftPMin = 0.0;
+
 struct EngineConfig {
   std::uint32_t context_size = 0;     // positions per sequence; 0 = min(trained, 8192)
   std::uint32_t max_sequences = 4;    // requests decoded together
@@ -18,11 +23,14 @@ struct EngineConfig {
   // new request maps the longest cached run of its prompt instead of computing it ([engine]
   // prefix_cache; docs/engine.md).
   bool prefix_cache = true;
-  // Speculative decoding from the sequence's own text ([speculative] mode = "ngram"): each
-  // decoding sequence drafts up to max_draft tokens (ngram_draft.hpp) that the step verifies
-  // with the model beside its next token. 0: off.
+  // Speculative decoding ([speculative]): each decoding sequence drafts up to max_draft tokens
+  // that the step verifies with the model beside its next token; 0: off. Drafts come from the
+  // sequence's own text (mode "ngram", ngram_draft.hpp), or from a draft model when the engine
+  // has one (mode "draft", draft_model.hpp).
   std::uint32_t max_draft = 0;
   std::uint32_t ngram = 3;  // tokens matched to find a draft
+  // A draft model's guesses stop at a token it gives a probability below this (0: never).
+  float draft_p_min = 0.0f;
   // Set by the engine from the model, not by users: when every layer attends only to its last
   // kv_window positions, the blocks a sequence's next rows can no longer reach go back to the
   // pool as it advances (TransformerModel::kv_window). 0: every position stays cached.

@@ -172,6 +172,7 @@ void Engine::publish(Request& r) {
 }
 
 void Engine::draft_tokens() {
+  draft_jobs_.clear();
   for (auto& owned : scheduler_->running()) {
     Request& r = *owned;
     r.draft.clear();
@@ -181,7 +182,29 @@ void Engine::draft_tokens() {
     const std::uint32_t left = tokens_left(r);
     if (left <= 1) continue;
     const std::uint32_t room = std::min(config_.max_draft, left - 1);
-    ngram_draft(r.sequence->tokens, r.next_token, config_.ngram, room, r.draft);
+    if (draft_model_) {
+      const std::size_t prefilled = std::min<std::size_t>(r.prompt_done, r.sequence->decoded_from);
+      draft_jobs_.push_back({&r.drafted, &r.sequence->tokens, r.next_token, room, prefilled, &r.draft});
+    } else {
+      ngram_draft(r.sequence->tokens, r.next_token, config_.ngram, room, r.draft);
+    }
+  }
+  if (draft_jobs_.empty()) return;
+  try {
+    draft_model_->draft(draft_jobs_);
+  } catch (const std::exception& e) {
+    // A kernel of the draft failed: the requests it drafted for end with the error, as a
+    // failing step's do.
+    lpx_status_code code = LPX_ERR_INTERNAL;
+    if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) code = engine_error->code();
+    const std::string error = std::string("draft model: ") + e.what();
+    for (auto& owned : scheduler_->running()) {
+      const bool drafted = std::any_of(draft_jobs_.begin(), draft_jobs_.end(),
+                                       [&](const DraftJob& job) { return job.state == &owned->drafted; });
+      if (drafted && owned->sequence != nullptr) finish(*owned, {LPX_FINISH_ERROR, error, code});
+    }
+    std::lock_guard lock(mutex_);
+    scheduler_->drop_finished();
   }
 }
 
@@ -193,6 +216,7 @@ void Engine::finish(Request& r, const Ending& ending) {
     std::lock_guard lock(mutex_);
     scheduler_->release(r);
   }
+  if (draft_model_) draft_model_->release(r.drafted);
   output_->report(r, ending);
   r.decoder.reset();
   std::lock_guard lock(mutex_);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/draft_model.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/sampler_chain.hpp"
 #include "engine/stop_matcher.hpp"
@@ -70,6 +71,7 @@ struct Request {
   std::uint32_t generated = 0;
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
   std::vector<std::int32_t> draft;  // speculative: guessed to follow next_token, verified beside it
+  DraftSequence drafted;            // speculative with a draft model: its state there
   std::atomic<bool> cancel{false};
   bool context_end_is_length = false;
   bool ignore_end_of_generation = false;  // LPX_REQUEST_IGNORE_END_OF_GENERATION

@@ -6,6 +6,7 @@
 
 #include "chat_template/chat_template.hpp"
 #include "engine/device_choice.hpp"
+#include "engine/engine_config.hpp"
 #include "util/read_file.hpp"
 #include "util/did_you_mean.hpp"
 
@@ -33,12 +34,17 @@ const std::vector<OptionSpec>& engine_table_specs() {
 const std::vector<OptionSpec>& speculative_table_specs() {
   static const std::vector<OptionSpec> specs = {
       {"mode", LPX_OPTION_STRING, false, std::string("off"),
-       "off, or ngram: drafts from the sequence's own text, verified by the model (docs/engine.md)",
-       {}, {"off", "ngram"}},
-      {"max_draft", LPX_OPTION_INT, false, std::int64_t{4}, "Tokens drafted per sequence and step",
+       "off; ngram: drafts from the sequence's own text; draft: from draft_model. The model verifies "
+       "every draft (docs/engine.md)",
+       {}, {"off", "ngram", "draft"}},
+      {"draft_model", LPX_OPTION_STRING, false, std::nullopt,
+       "Draft mode: a smaller model file with the model's vocabulary", {}, {}},
+      {"max_draft", LPX_OPTION_INT, false, std::int64_t{kDefaultMaxDraft}, "Tokens drafted per sequence and step",
        std::pair{1.0, 32.0}, {}},
-      {"ngram", LPX_OPTION_INT, false, std::int64_t{3}, "Tokens matched to find a draft (ngram mode)",
+      {"ngram", LPX_OPTION_INT, false, std::int64_t{kDefaultNgram}, "Tokens matched to find a draft (ngram mode)",
        std::pair{1.0, 16.0}, {}},
+      {"p_min", LPX_OPTION_FLOAT, false, kDefaultDraftPMin,
+       "Draft mode: a draft stops at a token the draft model gives a lower probability", std::pair{0.0, 1.0}, {}},
   };
   return specs;
 }
@@ -313,6 +319,14 @@ Expected<Pipeline, Diagnostics> validate_pipeline(const PipelineDocument& docume
   if (const toml::table* table = root.get_as<toml::table>("speculative")) {
     pipeline.speculative =
         resolve_options(document, *table, "speculative", speculative_table_specs(), {}, diagnostics);
+    const auto& values = pipeline.speculative.values;
+    const auto mode = values.find("mode");
+    const bool draft_mode = mode != values.end() && std::get<std::string>(mode->second) == "draft";
+    if (draft_mode != values.contains("draft_model")) {
+      diagnostics.error(document.where_table(*table, "speculative"),
+                        draft_mode ? "[speculative] mode = \"draft\" needs draft_model = \"FILE.gguf\""
+                                   : "[speculative] draft_model is read only with mode = \"draft\"");
+    }
   }
 
   for (const PipelineSlot& slot : pipeline_slots()) {

@@ -90,6 +90,31 @@ TEST(CliGenerate, BadUsageIsExitTwo) {
   EXPECT_EQ(run_lpx({"generate", "--model", kSmol, "--prompt", "a", "--prompt-file", "b"}).exit_code, 2);
 }
 
+// --draft-model alone means --speculative draft; the answer is the plain one, and a model
+// drafting for itself guesses every greedy token. Contradicting flags are usage errors.
+TEST(CliGenerate, ADraftModelSpeculatesWithoutChangingTheAnswer) {
+  ASSERT_TRUE(std::filesystem::exists(kSmol)) << "run tools/setup.sh";
+  const auto [prompt, expected] = fixture_prompt(12);
+  for (std::vector<std::string> flags : {std::vector<std::string>{"--draft-model", kSmol},
+                                         {"--speculative", "draft", "--draft-model", kSmol},
+                                         {"--speculative", "ngram"}}) {
+    std::vector<std::string> args = {"generate", "--model", kSmol, "--prompt", prompt, "--max-tokens",
+                                     "12", "--temperature", "0", "--device", "cpu", "--ids"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    CommandResult r = run_lpx(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, expected) << flags.front();
+  }
+  CommandResult missing = run_lpx({"generate", "--model", kSmol, "--prompt", "a", "--speculative", "draft"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--speculative draft needs --draft-model FILE"), std::string::npos) << missing.err;
+  CommandResult both = run_lpx({"generate", "--model", kSmol, "--prompt", "a", "--speculative", "ngram",
+                                "--draft-model", kSmol});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--draft-model is used with --speculative draft, not ngram"), std::string::npos)
+      << both.err;
+}
+
 TEST(CliGenerate, APromptTooLongForTheContextIsRefused) {
   CommandResult r = run_lpx({"generate", "--model", kSmol, "--prompt",
                              "one two three four five six seven eight", "--context", "8"});

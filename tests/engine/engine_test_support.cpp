@@ -51,13 +51,20 @@ std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& mode
                                                const std::vector<std::string>& chain,
                                                core::EngineConfig config,
                                                const std::map<std::string, core::OptionValue>& backend_options,
-                                               std::optional<std::string> chat_template_path) {
+                                               std::optional<std::string> chat_template_path,
+                                               const std::filesystem::path& draft_model) {
   core::EngineInputs inputs;
   inputs.chat_template_path = std::move(chat_template_path);
   auto file = core::ModelFile::open(model.string(), registry_);
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
   if (!file) return nullptr;
   inputs.file = std::move(*file);
+  if (!draft_model.empty()) {
+    auto draft = core::ModelFile::open(draft_model.string(), registry_);
+    EXPECT_TRUE(draft.has_value()) << (draft ? "" : draft.error().message);
+    if (!draft) return nullptr;
+    inputs.draft_file = std::move(*draft);
+  }
   auto b = core::default_instance(registry_, backend, backend_options);
   EXPECT_TRUE(b.has_value()) << (b ? "" : b.error().message);
   if (!b) return nullptr;

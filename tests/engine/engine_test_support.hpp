@@ -39,7 +39,8 @@ class TestHost {
                                        const std::vector<std::string>& chain = {"greedy"},
                                        core::EngineConfig config = {},
                                        const std::map<std::string, core::OptionValue>& backend_options = {},
-                                       std::optional<std::string> chat_template_path = {});
+                                       std::optional<std::string> chat_template_path = {},
+                                       const std::filesystem::path& draft_model = {});
 
  private:
   core::MetricsRegistry metrics_;

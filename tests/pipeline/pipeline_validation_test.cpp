@@ -112,6 +112,25 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
   EXPECT_TRUE(model->options.specs.empty());
 }
 
+// [speculative] mode = "draft" and draft_model go together; either alone is an error at the
+// table.
+TEST_F(PipelineValidation, ADraftModelAndTheDraftModeGoTogether) {
+  const std::string rest = "[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "
+                           "\"test-transport\"\noutput = \"o\"\n";
+  auto no_file = load("[speculative]\nmode = \"draft\"\n" + rest);
+  ASSERT_FALSE(no_file);
+  EXPECT_EQ(lines(no_file.error()),
+            (std::vector<std::string>{"1:1: [speculative] mode = \"draft\" needs draft_model = \"FILE.gguf\""}));
+  auto no_mode = load("[speculative]\nmode = \"ngram\"\ndraft_model = \"d.gguf\"\n" + rest);
+  ASSERT_FALSE(no_mode);
+  EXPECT_EQ(lines(no_mode.error()),
+            (std::vector<std::string>{"1:1: [speculative] draft_model is read only with mode = \"draft\""}));
+  auto ok = load("[speculative]\nmode = \"draft\"\ndraft_model = \"d.gguf\"\nmax_draft = 6\np_min = 0.5\n" + rest);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(std::get<std::string>(ok->speculative.values.at("draft_model")), "d.gguf");
+  EXPECT_EQ(std::get<double>(ok->speculative.values.at("p_min")), 0.5);
+}
+
 TEST_F(PipelineValidation, AChatTemplateFileMustExistAndParse) {
   const std::string head = "[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\nchat_template = \"";
   const std::string tail = "\"\n[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n";

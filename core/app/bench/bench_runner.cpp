@@ -142,6 +142,14 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   auto file = ModelFile::open(*path, registry);
   if (!file) return unexpected(file.error());
   inputs.file = std::move(*file);
+  if (!config.draft_model.empty()) {
+    auto draft_path = synth::resolve_model_spec(config.draft_model);
+    if (!draft_path) return unexpected(draft_path.error());
+    auto draft = ModelFile::open(*draft_path, registry);
+    if (!draft) return unexpected(draft.error());
+    inputs.draft_file = std::move(*draft);
+    inputs.config.draft_p_min = static_cast<float>(kDefaultDraftPMin);
+  }
   BenchReport report;
   report.model = config.model;
   report.backend = config.backend;

@@ -37,7 +37,8 @@ struct BenchConfig {
   unsigned bandwidth_threads = 1;  // threads of the bandwidth measurement
   lpx_sampling_overrides sampling{};  // set == 0: greedy
   std::string sampling_text = "greedy";  // how the report names it
-  std::uint32_t max_draft = 0;  // speculative decoding (ngram) when > 0
+  std::uint32_t max_draft = 0;  // speculative decoding when > 0: ngram, or
+  std::string draft_model;      // drafts from this model file (or synth:NAME:TYPE) when set
 };
 
 struct BenchResult {

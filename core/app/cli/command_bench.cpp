@@ -9,6 +9,7 @@
 #include "bench/bench_runner.hpp"
 #include "cli/commands.hpp"
 #include "cli/engine_flags.hpp"
+#include "engine/engine_config.hpp"
 #include "engine/device_choice.hpp"
 #include "cli/exit_codes.hpp"
 #include "logging/logging.hpp"
@@ -118,9 +119,16 @@ int bench_command(const BenchArguments& a) {
     return kExitUsageError;
   }
   config.sampling_text = *sampling;
-  if (a.speculative == "ngram") {
-    config.max_draft = 4;  // [speculative]'s defaults
-    config.sampling_text += ", ngram speculation";
+  auto speculative = a.speculative.resolved_mode();
+  if (!speculative) {
+    std::cerr << "error: " << speculative.error() << "\n";
+    return kExitUsageError;
+  }
+  if (*speculative != "off") {
+    config.max_draft = core::kDefaultMaxDraft;
+    config.draft_model = a.speculative.draft_model;
+    config.sampling_text += *speculative == "ngram" ? ", ngram speculation"
+                                                    : ", speculation drafted by " + config.draft_model;
   }
   config.prompt_lengths = a.prompt_lengths;
   config.generate_lengths = a.generate_lengths;
@@ -171,7 +179,7 @@ Command add_bench_command(CLI::App& parent) {
                         "Sample instead of greedy, KEY=VALUE of temperature, top_k, top_p, min_p, "
                         "seed (e.g. temperature=0.8 top_p=0.95)");
   bench_app->add_flag("--json", bench->json, "One JSON array instead of the table");
-  add_speculative_flag(*bench_app, bench->speculative);
+  add_speculative_flags(*bench_app, bench->speculative);
   return {bench_app, [bench] {
     return bench_command(*bench);
   }};

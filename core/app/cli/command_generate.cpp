@@ -49,6 +49,11 @@ int generate_command(const GenerateArguments& arguments) {
     grammar = std::move(*text);
     grammar_kind = kind;
   }
+  auto speculative = arguments.speculative.resolved_mode();
+  if (!speculative) {
+    std::cerr << "error: " << speculative.error() << "\n";
+    return kExitUsageError;
+  }
   SignalWatcher signals;
   core::MetricsRegistry metrics;
   core::HostServices services(metrics);
@@ -87,7 +92,18 @@ int generate_command(const GenerateArguments& arguments) {
   }
   inputs.config.max_sequences = 1;
   inputs.config.context_size = arguments.context_size;
-  if (arguments.speculative == "ngram") inputs.config.max_draft = 4;  // [speculative]'s defaults
+  if (*speculative != "off") {
+    inputs.config.max_draft = core::kDefaultMaxDraft;
+    inputs.config.draft_p_min = static_cast<float>(core::kDefaultDraftPMin);
+  }
+  if (*speculative == "draft") {
+    auto draft = core::ModelFile::open(arguments.speculative.draft_model, registry);
+    if (!draft) {
+      std::cerr << "error: --draft-model: " << draft.error() << "\n";
+      return kExitRuntimeError;
+    }
+    inputs.draft_file = std::move(*draft);
+  }
   auto engine = core::build_engine(std::move(inputs), registry);
   if (!engine) {
     std::cerr << "error: " << engine.error() << "\n";
@@ -185,7 +201,7 @@ Command add_generate_command(CLI::App& parent) {
       ->capture_default_str();
   generate_app->add_option("--backend", generate->backend,
                            "Backend plugin by name (e.g. cpu-scalar); overrides --device");
-  add_speculative_flag(*generate_app, generate->speculative);
+  add_speculative_flags(*generate_app, generate->speculative);
   generate_app->add_option("--context", generate->context_size,
                            "Positions for prompt + answer (0 = the model's, at most 8192)");
   generate_app->add_flag("--ids", generate->ids, "Print the generated token ids as a JSON array");

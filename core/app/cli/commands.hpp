@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/engine_flags.hpp"
+
 namespace lpx::cli {
 
 // A registered subcommand: `app` was chosen when it was parsed; `run` then runs it with its
@@ -52,7 +54,7 @@ struct GenerateArguments {
   bool ids = false;
   std::string grammar_file;      // a GBNF grammar the answer is held to
   std::string json_schema_file;  // or a JSON Schema
-  std::string speculative = "off";  // off | ngram
+  SpeculativeFlags speculative;
 };
 int generate_command(const GenerateArguments& arguments);
 
@@ -66,7 +68,7 @@ struct ServeArguments {
   std::string backend;
   std::uint32_t context_size = 4096;
   std::uint32_t max_sequences = 4;
-  std::string speculative = "off";     // off | ngram: [speculative] mode
+  SpeculativeFlags speculative;        // [speculative]
   std::vector<std::string> overrides;  // "a.b.c=value", as for run
 };
 // `run` of a pipeline written from the flags: [model] FILE, the http transport.
@@ -83,7 +85,7 @@ struct BatchArguments {
   std::uint32_t context_size = 4096;
   std::uint32_t max_sequences = 8;
   std::uint32_t max_tokens = 0;  // for lines without one; 0 = until the model stops
-  std::string speculative = "off";  // off | ngram: [speculative] mode
+  SpeculativeFlags speculative;  // [speculative]
   std::vector<std::string> overrides;
 };
 // `run` of a batch pipeline written from the flags: [model] FILE in throughput mode, jsonl.
@@ -108,7 +110,7 @@ struct BenchArguments {
   std::uint32_t repetitions = 3;
   std::vector<std::string> options;  // backend options KEY=VALUE
   std::vector<std::string> sample;   // sampling KEY=VALUE (temperature, top_k...); empty: greedy
-  std::string speculative = "off";   // off | ngram
+  SpeculativeFlags speculative;
   bool json = false;
 };
 // Prefill and decode speed, latency, memory and roofline share of one model.

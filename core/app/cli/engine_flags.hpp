@@ -1,20 +1,44 @@
 // The flags serve and batch share: where the model runs (--device, --backend), how much the
-// engine holds (--context, --max-sequences) and whether it speculates (--speculative).
-// Arguments: a struct with the fields device, backend, context_size, max_sequences and
-// speculative.
+// engine holds (--context, --max-sequences) and whether it speculates (--speculative,
+// --draft-model). Arguments: a struct with the fields device, backend, context_size,
+// max_sequences and speculative (SpeculativeFlags).
 #pragma once
+
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "engine/device_choice.hpp"
+#include "util/expected.hpp"
 
 namespace lpx::cli {
 
-// --speculative MODE: [speculative] mode (docs/engine.md).
-inline void add_speculative_flag(CLI::App& command, std::string& mode) {
-  command.add_option("--speculative", mode, "Speculative decoding: off, or ngram (drafts from the text itself)")
-      ->check(CLI::IsMember({"off", "ngram"}))
-      ->capture_default_str();
+// --speculative MODE and --draft-model FILE: [speculative] mode and draft_model (docs/engine.md).
+struct SpeculativeFlags {
+  std::string mode;         // off | ngram | draft; empty when not given
+  std::string draft_model;  // empty when not given
+
+  // The mode they ask for: a draft model alone means "draft"; nothing means "off". Contradictions
+  // are errors, not guesses.
+  core::Expected<std::string> resolved_mode() const {
+    if (mode.empty()) return draft_model.empty() ? "off" : "draft";
+    if (mode == "draft" && draft_model.empty()) {
+      return core::invalid_argument(std::string("--speculative draft needs --draft-model FILE"));
+    }
+    if (mode != "draft" && !draft_model.empty()) {
+      return core::invalid_argument("--draft-model is used with --speculative draft, not " + mode);
+    }
+    return mode;
+  }
+};
+
+inline void add_speculative_flags(CLI::App& command, SpeculativeFlags& flags) {
+  command.add_option("--speculative", flags.mode,
+                     "Speculative decoding: off, ngram (drafts from the text itself) or draft (from "
+                     "--draft-model); default off, or draft with --draft-model")
+      ->check(CLI::IsMember({"off", "ngram", "draft"}));
+  command.add_option("--draft-model", flags.draft_model,
+                     "A smaller model with the same vocabulary that drafts tokens for the model to verify");
 }
 
 template <class Arguments>
@@ -29,7 +53,7 @@ void add_engine_flags(CLI::App& command, Arguments& a) {
   command.add_option("--max-sequences", a.max_sequences, "Sequences decoded together")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
-  add_speculative_flag(command, a.speculative);
+  add_speculative_flags(command, a.speculative);
 }
 
 }  // namespace lpx::cli

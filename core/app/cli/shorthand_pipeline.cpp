@@ -31,6 +31,12 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
     diagnostics.error({"--device " + m.device, 0, 0}, backend.error().message);
     return core::unexpected(std::move(diagnostics));
   }
+  auto mode = m.speculative.resolved_mode();
+  if (!mode) {
+    core::Diagnostics diagnostics;
+    diagnostics.error({"--speculative", 0, 0}, mode.error().message);
+    return core::unexpected(std::move(diagnostics));
+  }
   // Room in the KV cache for every sequence at full context: requests never wait for cache.
   const auto kv_tokens = static_cast<std::int64_t>(m.context_size) * m.max_sequences;
   toml::table document{
@@ -44,7 +50,11 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
       {"backend", backend_table(*backend)},
       {"sampler", toml::table{{"plugin", "greedy"}}},
       {"transport", std::move(transport)}};
-  if (m.speculative != "off") document.insert("speculative", toml::table{{"mode", m.speculative}});
+  if (*mode != "off") {
+    toml::table speculative{{"mode", *mode}};
+    if (*mode == "draft") speculative.insert("draft_model", m.speculative.draft_model);
+    document.insert("speculative", std::move(speculative));
+  }
   std::ostringstream text;
   text << document;
   return core::load_pipeline_text("lpx-pipeline " + name, text.str(), overrides, registry);

@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 
+#include "cli/engine_flags.hpp"
 #include "pipeline/pipeline.hpp"
 #include "plugin_host/plugin_registry.hpp"
 #include "util/expected.hpp"
@@ -21,7 +22,7 @@ struct ShorthandModel {
   std::uint32_t context_size = 4096;
   std::uint32_t max_sequences = 4;
   std::string mode = "latency";  // [model] mode
-  std::string speculative = "off";  // [speculative] mode
+  SpeculativeFlags speculative;   // [speculative] mode and draft_model
 };
 
 // Validates the written pipeline (with `overrides`, as `run --set`); `name` names it in messages.
