@@ -281,10 +281,32 @@ void row(const Args& args, const std::uint8_t* w, std::size_t r) noexcept {
   }
 }
 
+// A row of 32-element blocks decoded into `out` (columns floats), each value as W::get gives it.
 template <class W>
-void rows(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+void decode_row(const std::uint8_t* w, std::size_t columns, float* out) noexcept {
+  for (std::size_t k = 0; k < columns / 32; ++k, w += W::kBytes, out += 32) {
+    prefetch<W::kBytes>(w);
+    const W block(w);
+    unroll4([&](auto j) { _mm256_storeu_ps(out + 8 * j, block.template get<decltype(j)::value>()); });
+  }
+}
+
+template <class W>
+void rows(const Args& args, std::size_t row_begin, std::size_t row_end, float* scratch) noexcept {
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
-  for (std::size_t r = row_begin; r < row_end; ++r) row<W>(args, weights + r * args.row_bytes, r);
+  for (std::size_t r = row_begin; r < row_end; ++r) {
+    const std::uint8_t* w = weights + r * args.row_bytes;
+    if (kFloatType<W> || args.batch <= 4) {
+      row<W>(args, w, r);
+    } else {
+      // More rows than one tile: decoding the weights is the costly part, so decode the row
+      // once into scratch (it stays in L1) and let every tile read the same f32 values. Each
+      // output still sums the same products in the same order: the same bits. (This is what
+      // makes a verify step with drafts, or a prefill, not pay the decode once per 4 rows.)
+      decode_row<W>(w, args.columns, scratch);
+      row<F32W>(args, reinterpret_cast<const std::uint8_t*>(scratch), r);
+    }
+  }
 }
 
 // --- K types: a row at a time into scratch ------------------------------------------------------
@@ -391,21 +413,21 @@ void dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t row_begin, s
   if (traits == nullptr || row_begin >= row_end || args.batch == 0) return;
   switch (traits->type) {
     case LPX_TENSOR_F32:
-      return rows<F32W>(args, row_begin, row_end);
+      return rows<F32W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_F16:
-      return rows<F16W>(args, row_begin, row_end);
+      return rows<F16W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_BF16:
-      return rows<BF16W>(args, row_begin, row_end);
+      return rows<BF16W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q8_0:
-      return rows<Q8_0W>(args, row_begin, row_end);
+      return rows<Q8_0W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q4_0:
-      return rows<Q4_0W>(args, row_begin, row_end);
+      return rows<Q4_0W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q4_1:
-      return rows<Q4_1W>(args, row_begin, row_end);
+      return rows<Q4_1W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_0:
-      return rows<Q5_0W>(args, row_begin, row_end);
+      return rows<Q5_0W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_1:
-      return rows<Q5_1W>(args, row_begin, row_end);
+      return rows<Q5_1W>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q4_K:
       return k_rows<dequantize_k_4_or_5_bit<false>>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_K:
