@@ -99,7 +99,7 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   programs_.resize(config_.max_sequences);
   intake_ = std::make_unique<RequestIntake>(
       *parts_.tokenizer, parts_.chat_template ? &*parts_.chat_template : nullptr,
-      parts_.chat_template_origin, *parts_.samplers, *cache_, config_, h_.n_vocab);
+      parts_.chat_template_origin, *parts_.samplers, *cache_, config_, h_.n_vocab, draft_model_.get());
   scheduler_ = std::make_unique<Scheduler>(*cache_, config_);
   output_ = std::make_unique<TokenOutput>(*parts_.tokenizer, config_.context_size, h_.n_vocab);
   spdlog::info("engine: {} ({} layers), backend '{}', context {} tokens, KV cache {} tokens "

@@ -144,8 +144,8 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
   const auto& spec = pipeline.speculative.values;
   const auto mode = spec.find("mode");
   if (mode != spec.end() && std::get<std::string>(mode->second) != "off") {
-    inputs.config.max_draft = static_cast<std::uint32_t>(int_option(pipeline.speculative, "max_draft", 4));
-    inputs.config.ngram = static_cast<std::uint32_t>(int_option(pipeline.speculative, "ngram", 3));
+    inputs.config.max_draft = static_cast<std::uint32_t>(int_option(pipeline.speculative, "max_draft", kDefaultMaxDraft));
+    inputs.config.ngram = static_cast<std::uint32_t>(int_option(pipeline.speculative, "ngram", kDefaultNgram));
     if (auto p_min = spec.find("p_min"); p_min != spec.end()) {
       inputs.config.draft_p_min = static_cast<float>(std::get<double>(p_min->second));
     }

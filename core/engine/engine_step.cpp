@@ -157,6 +157,8 @@ void Engine::step() {
     } catch (const std::exception& e) {
       finish(r, {LPX_FINISH_ERROR, e.what()});
     }
+    r.drafts_verified += static_cast<std::uint32_t>(rows - 1);
+    r.drafts_accepted += static_cast<std::uint32_t>(confirmed);
     draft_tokens_.fetch_add(rows - 1, std::memory_order_relaxed);
     accepted_tokens_.fetch_add(confirmed, std::memory_order_relaxed);
     o += rows;
@@ -183,24 +185,27 @@ void Engine::draft_tokens() {
     if (left <= 1) continue;
     const std::uint32_t room = std::min(config_.max_draft, left - 1);
     if (draft_model_) {
-      const std::size_t prefilled = std::min<std::size_t>(r.prompt_done, r.sequence->decoded_from);
-      draft_jobs_.push_back({&r.drafted, &r.sequence->tokens, r.next_token, room, prefilled, &r.draft});
+      draft_jobs_.push_back({&r.draft_state, &r.sequence->tokens, r.next_token, room, r.prompt.size(), &r.draft});
     } else {
       ngram_draft(r.sequence->tokens, r.next_token, config_.ngram, room, r.draft);
     }
   }
   if (draft_jobs_.empty()) return;
   try {
-    draft_model_->draft(draft_jobs_);
+    // A draft cache catching up with a prompt takes at most the rows a prompt may take in a
+    // step while others decode, so that it stalls no one else's stream.
+    const bool alone = scheduler_->running().size() == 1;
+    draft_model_->draft(draft_jobs_, alone ? config_.batch_tokens : config_.prefill_tokens_while_decoding);
   } catch (const std::exception& e) {
     // A kernel of the draft failed: the requests it drafted for end with the error, as a
     // failing step's do.
     lpx_status_code code = LPX_ERR_INTERNAL;
     if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) code = engine_error->code();
+    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) code = LPX_ERR_OUT_OF_MEMORY;
     const std::string error = std::string("draft model: ") + e.what();
     for (auto& owned : scheduler_->running()) {
       const bool drafted = std::any_of(draft_jobs_.begin(), draft_jobs_.end(),
-                                       [&](const DraftJob& job) { return job.state == &owned->drafted; });
+                                       [&](const DraftJob& job) { return job.state == &owned->draft_state; });
       if (drafted && owned->sequence != nullptr) finish(*owned, {LPX_FINISH_ERROR, error, code});
     }
     std::lock_guard lock(mutex_);
@@ -216,7 +221,7 @@ void Engine::finish(Request& r, const Ending& ending) {
     std::lock_guard lock(mutex_);
     scheduler_->release(r);
   }
-  if (draft_model_) draft_model_->release(r.drafted);
+  if (draft_model_) draft_model_->release(r.draft_state);
   output_->report(r, ending);
   r.decoder.reset();
   std::lock_guard lock(mutex_);

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/draft_model.hpp"
+#include "engine/draft_sequence.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/sampler_chain.hpp"
 #include "engine/stop_matcher.hpp"
@@ -69,9 +69,11 @@ struct Request {
   std::uint32_t prompt_done = 0;  // prompt tokens whose K/V are in the cache
   std::uint32_t cached = 0;       // of those, reused from the session
   std::uint32_t generated = 0;
+  std::uint32_t drafts_verified = 0;  // speculative: draft tokens the model ran for it
+  std::uint32_t drafts_accepted = 0;  // of those, confirmed
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
   std::vector<std::int32_t> draft;  // speculative: guessed to follow next_token, verified beside it
-  DraftSequence drafted;            // speculative with a draft model: its state there
+  DraftSequence draft_state;        // speculative with a draft model: its state there
   std::atomic<bool> cancel{false};
   bool context_end_is_length = false;
   bool ignore_end_of_generation = false;  // LPX_REQUEST_IGNORE_END_OF_GENERATION

@@ -101,14 +101,16 @@ Expected<boost::json::array> json_tools(const char* text) {
 
 RequestIntake::RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* chat_template,
                              std::string chat_template_origin, SamplerChainFactory& samplers,
-                             const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab)
+                             const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab,
+                             const DraftModel* draft_model)
     : tokenizer_(tokenizer),
       chat_template_(chat_template),
       chat_template_origin_(std::move(chat_template_origin)),
       samplers_(samplers),
       cache_(cache),
       config_(config),
-      n_vocab_(n_vocab) {}
+      n_vocab_(n_vocab),
+      draft_model_(draft_model) {}
 
 Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_request& request) const {
   const bool has_prompt = request.prompt != nullptr;
@@ -296,6 +298,7 @@ Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& cal
   }
   r->decoder.emplace(tokenizer_);
   r->draft.reserve(config_.max_draft);  // drafting allocates nothing per step
+  if (draft_model_ != nullptr) draft_model_->prepare_state(r->draft_state);
   r->logprobs = request.logprobs != 0 || request.top_logprobs != 0;
   r->top.resize(request.top_logprobs);
   r->context_end_is_length = (request.flags & LPX_REQUEST_CONTEXT_END_IS_LENGTH) != 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chat_template/chat_template.hpp"
+#include "engine/draft_model.hpp"
 #include "engine/engine_config.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/request.hpp"
@@ -25,9 +26,11 @@ class RequestIntake {
  public:
   // Every reference must outlive the intake (the engine owns them all). `chat_template` may be
   // NULL (a model without one: chat requests are refused); its origin names it in errors.
+  // `draft_model` (speculative decoding's, or NULL) sizes each request's state in it.
   RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* chat_template,
                 std::string chat_template_origin, SamplerChainFactory& samplers,
-                const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab);
+                const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab,
+                const DraftModel* draft_model);
 
   // The prompt tokens of `request` as the engine would run them: its prompt_tokens, its prompt
   // encoded, or its messages rendered by the chat template and encoded.
@@ -44,6 +47,7 @@ class RequestIntake {
   const KvCache& cache_;
   const EngineConfig& config_;
   std::uint32_t n_vocab_;
+  const DraftModel* draft_model_;
 };
 
 }  // namespace lpx::core

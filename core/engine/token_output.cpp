@@ -133,6 +133,8 @@ void TokenOutput::report(Request& r, const Ending& ending) const {
   result.cached_tokens = r.cached;
   result.completion_tokens = r.generated;
   result.context_size = context_size_;
+  result.draft_tokens = r.drafts_verified;
+  result.accepted_draft_tokens = r.drafts_accepted;
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto end = Clock::now();
   result.total_ms = ms(end - r.submitted);

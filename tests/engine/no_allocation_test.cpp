@@ -91,6 +91,27 @@ TEST(NoAllocation, TheDecodeLoopDoesNotAllocate) {
   run_window(*engine, "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,");
 }
 
+// Speculative decoding too: drafting (from the text, or from a draft model with its own cache)
+// and verifying the drafts.
+TEST(NoAllocation, SpeculativeDecodingDoesNotAllocate) {
+  if (!std::filesystem::exists(smollm2_path())) GTEST_SKIP() << "run tools/setup.sh first";
+  for (const bool draft_model : {false, true}) {
+    SCOPED_TRACE(draft_model ? "draft model" : "ngram");
+    TestHost host;
+    core::EngineConfig config;
+    config.context_size = 256;
+    config.max_draft = 4;
+    auto engine = host.engine(smollm2_path(), "cpu", {"greedy"}, config, {}, {},
+                              draft_model ? smollm2_path() : std::filesystem::path());
+    ASSERT_NE(engine, nullptr);
+    run_window(*engine, "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,");
+    lpx_engine_stats s{};
+    s.struct_size = sizeof(s);
+    engine->stats(s);
+    EXPECT_GT(s.spec_accepted_tokens, 0u) << "the window decoded with drafts";
+  }
+}
+
 TEST(NoAllocation, TheScalarBackendDoesNotAllocateEither) {
   if (!std::filesystem::exists(shared_dir() / "models")) GTEST_SKIP() << "no ../shared/models";
   TestHost host;

@@ -344,6 +344,23 @@ TEST_F(DraftModelSpeculative, TheDraftCacheIsGivenBackByEveryRequest) {
   }
 }
 
+// p_min: a draft stops at a guess the draft model is unsure of. The answers stay the same;
+// fewer tokens are drafted.
+TEST_F(DraftModelSpeculative, PMinStopsDraftsAtUnsureGuesses) {
+  core::EngineConfig sure;
+  sure.draft_p_min = 0.99f;
+  auto careful = make(true, {"greedy"}, sure);
+  auto eager = make(true);
+  auto plain = make(false);
+  for (const char* prompt : {kCopy, "Once upon a time"}) {
+    const Generation g = generate(*careful, text(prompt, 32));
+    EXPECT_EQ(g.tokens, generate(*plain, text(prompt, 32)).tokens) << prompt;
+    generate(*eager, text(prompt, 32));
+  }
+  EXPECT_LT(drafts(*careful).first, drafts(*eager).first);
+  EXPECT_GT(drafts(*careful).first, 0u) << "the copied list has sure guesses";
+}
+
 // A draft model must mean the same text by every id: another vocabulary is refused, naming
 // the difference.
 TEST(SpeculativeRefusal, ADraftModelWithAnotherVocabularyIsRefused) {

@@ -31,7 +31,7 @@ std::string backend() {
 const std::string kQuestion = "What is the capital of France?";
 const std::string kStatsPattern =
     "\\[ttft [0-9]+ ms \xC2\xB7 [0-9]+\\.[0-9] tok/s \xC2\xB7 [0-9]+ tokens \xC2\xB7 context "
-    "([0-9]+)/([0-9]+)(?: \xC2\xB7 ([0-9]+) cached)?\\]\n";
+    "([0-9]+)/([0-9]+)(?: \xC2\xB7 ([0-9]+) cached)?(?: \xC2\xB7 drafts ([0-9]+)/([0-9]+) accepted)?\\]\n";
 
 class StdioTransport : public ::testing::Test {
  protected:
@@ -83,6 +83,27 @@ std::string long_text() {
   std::string text;
   for (int i = 0; i < 20; ++i) text += "one two three four five six seven eight nine ten ";
   return text;
+}
+
+// With speculative decoding the statistics say how many of the answer's drafts the model
+// confirmed. (The default model: the tiny one's float weights cannot speculate.)
+TEST_F(StdioTransport, StatisticsCountTheDraftsOfSpeculativeDecoding) {
+  const fs::path smollm2 = fs::path(LPX_SOURCE_DIR) / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf";
+  ASSERT_TRUE(fs::exists(smollm2)) << "run tools/setup.sh";
+  const fs::path path = dir / "speculative.toml";
+  write_file(path, "[model]\nplugin = \"gguf\"\npath = \"" + smollm2.string() +
+                       "\"\ncontext_size = 512\n[speculative]\nmode = \"ngram\"\n[backend]\nplugin = \"" +
+                       backend() + "\"\n[transport]\nplugin = \"stdio\"\nmax_tokens = 40\n");
+  const CommandResult r = run_lpx_with_stdin(
+      {"run", "--stats", path.string()}, "Repeat exactly: red, green, blue, red, green, blue, red, green, blue.\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(kStatsPattern))) << r.err;
+  ASSERT_TRUE(m[4].matched) << "no drafts counted: " << r.err;
+  const long accepted = std::stol(m[4].str()), drafted = std::stol(m[5].str());
+  EXPECT_GT(drafted, 0);
+  EXPECT_GT(accepted, 0) << "a repeated list confirms some drafts";
+  EXPECT_LE(accepted, drafted);
 }
 
 TEST_F(StdioTransport, PipedModePrintsOnlyTheAnswerAndOneNewline) {

@@ -34,7 +34,7 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
   auto mode = m.speculative.resolved_mode();
   if (!mode) {
     core::Diagnostics diagnostics;
-    diagnostics.error({"--speculative", 0, 0}, mode.error().message);
+    diagnostics.error({"--speculative / --draft-model", 0, 0}, mode.error().message);
     return core::unexpected(std::move(diagnostics));
   }
   // Room in the KV cache for every sequence at full context: requests never wait for cache.

@@ -25,6 +25,10 @@ std::string stats_line(const GenerationResult& result) {
   line += kDot + std::string("context ") + std::to_string(used) + "/" +
           std::to_string(result.context_size);
   if (result.cached_tokens > 0) line += kDot + std::to_string(result.cached_tokens) + " cached";
+  if (result.draft_tokens > 0) {
+    line += kDot + std::string("drafts ") + std::to_string(result.accepted_draft_tokens) + "/" +
+            std::to_string(result.draft_tokens) + " accepted";
+  }
   line += "]\n";
   return line;
 }

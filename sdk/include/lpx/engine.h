@@ -127,6 +127,11 @@ typedef struct lpx_request_result {
   double time_to_first_token_ms;
   double decode_tokens_per_second; /* generated tokens after the first, per second */
   double total_ms;
+  /* since 2.3 (read only when struct_size covers them): speculative decoding. Tokens drafted
+   * for this request and verified by the model, and of those the ones it confirmed (each
+   * confirmed draft is a generated token that took no step of its own). 0 without speculation. */
+  uint32_t draft_tokens;
+  uint32_t accepted_draft_tokens;
 } lpx_request_result;
 
 typedef struct lpx_request {

@@ -40,11 +40,13 @@
  *        template's source in lpx_engine_info.chat_template; samplers see how many tokens a
  *        sequence may still generate (lpx_candidates.tokens_left); engine stats count the
  *        prefix cache and speculative decoding
+ *   2.3  a request's result counts its speculative drafts (lpx_request_result.draft_tokens,
+ *        accepted_draft_tokens)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 2
+#define LPX_ABI_MINOR 3
 
 #endif

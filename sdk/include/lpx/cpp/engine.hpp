@@ -28,6 +28,8 @@ struct GenerationResult {
   double time_to_first_token_ms = 0;
   double decode_tokens_per_second = 0;
   double total_ms = 0;
+  std::uint32_t draft_tokens = 0;           // speculative decoding: drafted and verified
+  std::uint32_t accepted_draft_tokens = 0;  // of those, confirmed by the model
 };
 
 class EngineHandle {
@@ -135,6 +137,10 @@ class EngineHandle {
       out.time_to_first_token_ms = r->time_to_first_token_ms;
       out.decode_tokens_per_second = r->decode_tokens_per_second;
       out.total_ms = r->total_ms;
+      if (r->struct_size >= offsetof(lpx_request_result, accepted_draft_tokens) + sizeof(std::uint32_t)) {
+        out.draft_tokens = r->draft_tokens;
+        out.accepted_draft_tokens = r->accepted_draft_tokens;
+      }
     };
     std::uint64_t id = 0;
     check(api_->submit(engine_, &request, &id));
