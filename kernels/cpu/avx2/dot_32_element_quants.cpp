@@ -53,9 +53,10 @@ void tile(const Args& args, std::size_t activation_bytes, std::size_t r0, std::s
       // Decode: fetch the same block of the next tile's rows. A tile reads R short interleaved
       // streams (a 576-column Q8_0 row is 612 bytes), too short for the hardware prefetcher to
       // lock on; without this, large matrices ran at half the memory bandwidth.
-      if constexpr (B == 1 && R == 1) {
+      if constexpr (R == 1) {
         // One row streams linearly into the next: fetch a fixed distance ahead, which runs on
-        // across row boundaries.
+        // across row boundaries. (Also with several activation rows: without it a batch of two
+        // decoded at 2.5x the time of one.)
         _mm_prefetch(reinterpret_cast<const char*>(block + 1536), _MM_HINT_T0);
       } else if constexpr (B == 1) {
         _mm_prefetch(reinterpret_cast<const char*>(block + R * args.row_bytes), _MM_HINT_T0);

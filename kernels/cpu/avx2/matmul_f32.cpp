@@ -281,6 +281,50 @@ void row(const Args& args, const std::uint8_t* w, std::size_t r) noexcept {
   }
 }
 
+// A decoded weight row (f32, columns a multiple of 32) times activation rows b0..b0+B-1, in the
+// F32 order. Accumulator j of a row takes elements 8j..8j+7 of each 32-element step in step
+// order, exactly as in tile(); the four are independent, so they are computed one after the
+// other: B accumulators live at a time instead of 4B, which keeps a tile of eight rows in
+// AVX2's sixteen registers (tile() with four rows needs sixteen accumulators and spills).
+// Same products, same order: the same bits.
+template <int B>
+void decoded_tile(const Args& args, const float* w, std::size_t r, std::size_t b0) noexcept {
+  const std::size_t steps = args.columns / 32;
+  const float* x[B];
+  for (int b = 0; b < B; ++b) x[b] = args.x + (b0 + b) * args.columns;
+  __m256 folded[B][4];
+  unroll4([&](auto jj) {
+    constexpr int j = decltype(jj)::value;
+    __m256 acc[B];
+    for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
+    for (std::size_t k = 0; k < steps; ++k) {
+      const __m256 v = _mm256_loadu_ps(w + 32 * k + 8 * j);
+      for (int b = 0; b < B; ++b) acc[b] = _mm256_fmadd_ps(v, _mm256_loadu_ps(x[b] + 32 * k + 8 * j), acc[b]);
+    }
+    for (int b = 0; b < B; ++b) folded[b][j] = acc[b];
+  });
+  for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = fold_pairwise(folded[b]);
+}
+
+// All activation rows against one decoded weight row: up to eight in one decoded_tile (their
+// rows stay in L1 through its four passes); more (a prefill) in tile()'s four-row tiles, which
+// read each activation once.
+void decoded_row(const Args& args, const float* w, std::size_t r) noexcept {
+  if (args.batch > 8) return row<F32W>(args, reinterpret_cast<const std::uint8_t*>(w), r);
+  std::size_t b = 0;
+  for (; b + 8 <= args.batch; b += 8) decoded_tile<8>(args, w, r, b);
+  switch (args.batch - b) {
+    case 7: return decoded_tile<7>(args, w, r, b);
+    case 6: return decoded_tile<6>(args, w, r, b);
+    case 5: return decoded_tile<5>(args, w, r, b);
+    case 4: return decoded_tile<4>(args, w, r, b);
+    case 3: return decoded_tile<3>(args, w, r, b);
+    case 2: return decoded_tile<2>(args, w, r, b);
+    case 1: return decoded_tile<1>(args, w, r, b);
+    default: return;
+  }
+}
+
 // A row of 32-element blocks decoded into `out` (columns floats), each value as W::get gives it.
 template <class W>
 void decode_row(const std::uint8_t* w, std::size_t columns, float* out) noexcept {
@@ -296,15 +340,15 @@ void rows(const Args& args, std::size_t row_begin, std::size_t row_end, float* s
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
   for (std::size_t r = row_begin; r < row_end; ++r) {
     const std::uint8_t* w = weights + r * args.row_bytes;
-    if (kFloatType<W> || args.batch <= 4) {
+    if (kFloatType<W> || args.batch == 1) {
       row<W>(args, w, r);
     } else {
-      // More rows than one tile: decoding the weights is the costly part, so decode the row
-      // once into scratch (it stays in L1) and let every tile read the same f32 values. Each
-      // output still sums the same products in the same order: the same bits. (This is what
-      // makes a verify step with drafts, or a prefill, not pay the decode once per 4 rows.)
+      // Several rows: decode the weights once into scratch (it stays in L1) and let every tile
+      // read the same f32 values, rather than decode once per tile. Each output still sums the
+      // same products in the same order: the same bits. (What a batch of sequences, a verify
+      // step with drafts and a prefill multiply by.)
       decode_row<W>(w, args.columns, scratch);
-      row<F32W>(args, reinterpret_cast<const std::uint8_t*>(scratch), r);
+      decoded_row(args, scratch, r);
     }
   }
 }
@@ -401,7 +445,7 @@ void k_rows(const Args& args, std::size_t row_begin, std::size_t row_end, float*
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
   for (std::size_t r = row_begin; r < row_end; ++r) {
     kDequantize(weights + r * args.row_bytes, args.columns / 256, scratch);
-    row<F32W>(args, reinterpret_cast<const std::uint8_t*>(scratch), r);
+    decoded_row(args, scratch, r);
   }
 }
 
