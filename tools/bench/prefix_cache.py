@@ -132,11 +132,16 @@ def batch_part(args):
         for i in range(args.batch_prompts):
             f.write(json.dumps({"id": str(i), "prompt": f"{shots}\nQuestion {i}: which shelf holds book {i * 7}?\nAnswer:",
                                 "max_tokens": 8}) + "\n")
+    # Without the cache every prompt costs the same: --off-prompts runs only the first N of them
+    # there (prompts/s compares the two).
+    sample = tmp / "sample.jsonl"
+    lines = source.read_text().splitlines(keepends=True)
+    sample.write_text("".join(lines[:args.off_prompts or len(lines)]))
     out = {}
-    for label, extra in (("on", []), ("off", ["--set", "engine.prefix_cache=false"])):
+    for label, extra, prompts in (("on", [], source), ("off", ["--set", "engine.prefix_cache=false"], sample)):
         run_dir = tmp / label
         start = time.perf_counter()
-        subprocess.run([PIPELINE, "batch", "--model", args.model, "--input", str(source), "--run-dir", str(run_dir),
+        subprocess.run([PIPELINE, "batch", "--model", args.model, "--input", str(prompts), "--run-dir", str(run_dir),
                         *extra], check=True, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
         this_run = json.loads((run_dir / "summary.json").read_text())["this_run"]
@@ -162,10 +167,27 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--batch-prompts", type=int, default=1000)
     p.add_argument("--batch-prefix-tokens", type=int, default=500)
+    p.add_argument("--off-prompts", type=int, default=0, help="run only the first N prompts without the cache")
+    p.add_argument("--batch-only", action="store_true", help="skip the serve part")
     p.add_argument("--peer-server", help="llama.cpp's llama-server binary, run beside LPX")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     args = p.parse_args()
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; model {pathlib.Path(args.model).name}")
+    if not args.batch_only:
+        serve(args)
+    if args.batch_prompts > 0:
+        out = batch_part(args)
+        print("\n| batch | prompts | wall s | prompts/s | prompt tokens | cached prompt tokens |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for label in ("on", "off"):
+            wall, r = out[label]
+            print(f"| cache {label} | {r['ok'] + r['failed']} | {wall:.1f} | {r['prompts_per_s']:.2f} | {r['prompt_tokens']} | "
+                  f"{r['cached_prompt_tokens']} |")
+        print(f"\nbatch throughput: {out['on'][1]['prompts_per_s'] / out['off'][1]['prompts_per_s']:.1f}x "
+              "the prompts per second with the cache")
+
+
+def serve(args):
     rows = serve_part(args)
     labels = [label for label in ("on", "off", "peer") if label in rows]
     names = {"on": "LPX cache on", "off": "LPX cache off", "peer": "llama-server"}
@@ -177,14 +199,6 @@ def main():
     later = {l: statistics.median(r[0] for r in rows[l][1:]) for l in labels}
     print("\nlater requests, median TTFT: " + ", ".join(f"{names[l]} {later[l] * 1000:.0f} ms" for l in labels) +
           f"; LPX {later['off'] / later['on']:.1f}x faster with its cache than without")
-    if args.batch_prompts > 0:
-        out = batch_part(args)
-        print("\n| batch | wall s | prompts/s | prompt tokens | cached prompt tokens |")
-        print("|---|---:|---:|---:|---:|")
-        for label in ("on", "off"):
-            wall, r = out[label]
-            print(f"| cache {label} | {wall:.1f} | {r['prompts_per_s']:.2f} | {r['prompt_tokens']} | {r['cached_prompt_tokens']} |")
-        print(f"\nbatch throughput: {out['off'][0] / out['on'][0]:.1f}x with the cache")
 
 
 if __name__ == "__main__":
