@@ -7,16 +7,16 @@ void ngram_draft(const std::vector<std::int32_t>& context, std::int32_t next, st
   draft.clear();
   // The text is context followed by next; at(i) reads it without copying.
   const std::size_t size = context.size() + 1;
+  const std::size_t n = ngram;
+  if (n == 0 || max_draft == 0 || size <= n) return;
   const auto at = [&](std::size_t i) { return i < context.size() ? context[i] : next; };
-  for (std::size_t n = std::min<std::size_t>(ngram, size - 1); n >= 1 && max_draft > 0; --n) {
-    // Latest start s < size - n whose n tokens equal the last n, with a token after it.
-    for (std::size_t s = size - n; s-- > 0;) {
-      std::size_t k = 0;
-      while (k < n && at(s + k) == at(size - n + k)) ++k;
-      if (k < n) continue;
-      for (std::size_t f = s + n; f < size && draft.size() < max_draft; ++f) draft.push_back(at(f));
-      return;
-    }
+  // Latest start s < size - n whose n tokens equal the last n, with a token after it.
+  for (std::size_t s = size - n; s-- > 0;) {
+    std::size_t k = 0;
+    while (k < n && at(s + k) == at(size - n + k)) ++k;
+    if (k < n) continue;
+    for (std::size_t f = s + n; f < size && draft.size() < max_draft; ++f) draft.push_back(at(f));
+    return;
   }
 }
 

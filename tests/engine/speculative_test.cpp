@@ -31,12 +31,17 @@ TEST(NgramDraft, ProposesWhatFollowedTheLatestEarlierMatch) {
   EXPECT_EQ(draft, (std::vector<std::int32_t>{7, 8, 4, 1}));
   core::ngram_draft(context, 3, 3, 2, draft);
   EXPECT_EQ(draft, (std::vector<std::int32_t>{7, 8}));
-  // No 3-gram "4 1 6": the 2-gram "1 6" neither; the 1-gram "6" neither: no draft.
-  core::ngram_draft(context, 6, 3, 4, draft);
-  EXPECT_TRUE(draft.empty());
-  // A shorter match where the longer has none: "2 5" no, "5" yes (at the start).
+  // The drafted run may reach the end of the text: "2 3" last seen before "7 8 4 1 2 3".
+  core::ngram_draft(context, 3, 2, 8, draft);
+  EXPECT_EQ(draft, (std::vector<std::int32_t>{7, 8, 4, 1, 2, 3}));
+  // Only the full length counts: "2 5" never occurred, so no draft, though "5" did.
   core::ngram_draft(context, 5, 2, 3, draft);
+  EXPECT_TRUE(draft.empty());
+  core::ngram_draft(context, 5, 1, 3, draft);
   EXPECT_EQ(draft, (std::vector<std::int32_t>{1, 2, 3}));
+  // A text no longer than the n-gram has nothing earlier to match.
+  core::ngram_draft({1, 2}, 1, 3, 4, draft);
+  EXPECT_TRUE(draft.empty());
   core::ngram_draft({}, 1, 3, 4, draft);
   EXPECT_TRUE(draft.empty());
 }
