@@ -56,13 +56,7 @@ DraftModel::DraftModel(std::unique_ptr<ModelFile> file, TransformerModel model, 
       config_(config),
       // The guess steps have a row per sequence; the catch-up steps at most batch_tokens.
       max_rows_(std::max(config.batch_tokens, config.max_sequences)) {
-  KvCacheShape shape;
-  shape.n_layer = model_.desc().n_layer;
-  shape.n_kv_heads = model_.desc().n_head_kv;
-  shape.head_dim = model_.desc().head_dim;
-  shape.block_size = config_.block_size;
-  shape.n_blocks = (config_.kv_cache_tokens + config_.block_size - 1) / config_.block_size;
-  cache_ = std::make_unique<KvCache>(shape);
+  cache_ = std::make_unique<KvCache>(kv_cache_shape(model_, config_));
   forward_ = std::make_unique<TransformerForward>(model_, backend, *cache_, max_rows_, config_.context_size);
   batch_.reserve(max_rows_, max_rows_);  // a run per decoded row
   row_jobs_.reserve(config_.max_sequences);

@@ -70,12 +70,7 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   auto name = parts_.file->get_string("general.name");
   model_name_ = name ? *name : parts_.file->path();
   config_.kv_window = model_.kv_window();
-  KvCacheShape shape;
-  shape.n_layer = model_.desc().n_layer;
-  shape.n_kv_heads = model_.desc().n_head_kv;
-  shape.head_dim = model_.desc().head_dim;
-  shape.block_size = config_.block_size;
-  shape.n_blocks = (config_.kv_cache_tokens + config_.block_size - 1) / config_.block_size;
+  KvCacheShape shape = kv_cache_shape(model_, config_);
   shape.host_storage = !parts_.backend->has_device_models();
   cache_ = std::make_unique<KvCache>(shape);
   if (parts_.backend->has_device_models()) {

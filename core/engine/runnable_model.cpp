@@ -37,6 +37,16 @@ Expected<RunnableModel> describe_runnable(const ModelFile& file, std::uint32_t c
   return RunnableModel{std::move(*h), std::move(*model), context_size};
 }
 
+KvCacheShape kv_cache_shape(const TransformerModel& model, const EngineConfig& config) {
+  KvCacheShape shape;
+  shape.n_layer = model.desc().n_layer;
+  shape.n_kv_heads = model.desc().n_head_kv;
+  shape.head_dim = model.desc().head_dim;
+  shape.block_size = config.block_size;
+  shape.n_blocks = (config.kv_cache_tokens + config.block_size - 1) / config.block_size;
+  return shape;
+}
+
 bool has_float_matmuls(const lpx_transformer_desc& d) {
   const auto is_float = [](const lpx_tensor_view* t) {
     return t != nullptr && (t->type == LPX_TENSOR_F32 || t->type == LPX_TENSOR_F16 || t->type == LPX_TENSOR_BF16);

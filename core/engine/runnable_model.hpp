@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "engine/backend.hpp"
+#include "engine/engine_config.hpp"
+#include "engine/kv_cache.hpp"
 #include "model/hyperparameters.hpp"
 #include "model/model_file.hpp"
 #include "model/transformer_model.hpp"
@@ -24,6 +26,10 @@ struct RunnableModel {
 // file's path.
 Expected<RunnableModel> describe_runnable(const ModelFile& file, std::uint32_t context_size,
                                           const Backend& backend);
+
+// The KV cache `model` runs with under `config`: its layers and heads, in blocks of
+// config.block_size, enough for config.kv_cache_tokens positions, on the host.
+KvCacheShape kv_cache_shape(const TransformerModel& model, const EngineConfig& config);
 
 // Whether a matrix product of the model takes float (F32/F16/BF16) weights.
 bool has_float_matmuls(const lpx_transformer_desc& d);

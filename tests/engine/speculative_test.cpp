@@ -366,6 +366,30 @@ TEST_F(DraftModelSpeculative, PMinStopsDraftsAtUnsureGuesses) {
   EXPECT_GT(drafts(*careful).first, 0u) << "the copied list has sure guesses";
 }
 
+// The engine build_engine makes of `model` (and `draft`, when not empty) on the cpu backend,
+// greedy, speculating: or why it refuses.
+core::Expected<std::unique_ptr<core::Engine>> speculating_engine(TestHost& host, const std::filesystem::path& model,
+                                                                 const std::filesystem::path& draft) {
+  core::EngineInputs inputs;
+  auto file = core::ModelFile::open(model.string(), host.registry());
+  if (!file) return core::unexpected(file.error());
+  inputs.file = std::move(*file);
+  if (!draft.empty()) {
+    auto draft_file = core::ModelFile::open(draft.string(), host.registry());
+    if (!draft_file) return core::unexpected(draft_file.error());
+    inputs.draft_file = std::move(*draft_file);
+  }
+  auto backend = core::default_instance(host.registry(), "cpu", {});
+  if (!backend) return core::unexpected(backend.error());
+  inputs.backend = backend->instance;
+  auto greedy = core::default_instance(host.registry(), "greedy");
+  if (!greedy) return core::unexpected(greedy.error());
+  inputs.sampler_chain.push_back(std::move(*greedy));
+  inputs.config.context_size = 256;
+  inputs.config.max_draft = 4;
+  return core::build_engine(std::move(inputs), host.registry());
+}
+
 // A draft model must mean the same text by every id: another vocabulary is refused, naming
 // the difference.
 TEST(SpeculativeRefusal, ADraftModelWithAnotherVocabularyIsRefused) {
@@ -373,21 +397,7 @@ TEST(SpeculativeRefusal, ADraftModelWithAnotherVocabularyIsRefused) {
     GTEST_SKIP() << "the shared tiny model or the default model is missing";
   }
   TestHost host;
-  auto file = core::ModelFile::open(smollm2_path().string(), host.registry());
-  auto draft = core::ModelFile::open(tiny_llama_path().string(), host.registry());
-  ASSERT_TRUE(file.has_value() && draft.has_value());
-  core::EngineInputs inputs;
-  inputs.file = std::move(*file);
-  inputs.draft_file = std::move(*draft);
-  auto backend = core::default_instance(host.registry(), "cpu", {});
-  ASSERT_TRUE(backend.has_value());
-  inputs.backend = backend->instance;
-  auto greedy = core::default_instance(host.registry(), "greedy");
-  ASSERT_TRUE(greedy.has_value());
-  inputs.sampler_chain.push_back(std::move(*greedy));
-  inputs.config.context_size = 256;
-  inputs.config.max_draft = 4;
-  auto engine = core::build_engine(std::move(inputs), host.registry());
+  auto engine = speculating_engine(host, smollm2_path(), tiny_llama_path());
   ASSERT_FALSE(engine.has_value());
   EXPECT_EQ(engine.error().code, LPX_ERR_INVALID_ARGUMENT);
   EXPECT_NE(engine.error().message.find("must have the model's vocabulary; it has 32000 tokens, the model 49152"),
@@ -400,20 +410,7 @@ TEST(SpeculativeRefusal, ADraftModelWithAnotherVocabularyIsRefused) {
 TEST(SpeculativeRefusal, FloatWeightModelsAreRefusedSayingWhy) {
   if (!std::filesystem::exists(tiny_llama_path())) GTEST_SKIP() << "the shared tiny model is missing";
   TestHost host;
-  core::EngineConfig config;
-  config.max_draft = 4;
-  auto file = core::ModelFile::open(tiny_llama_path().string(), host.registry());
-  ASSERT_TRUE(file.has_value());
-  core::EngineInputs inputs;
-  inputs.file = std::move(*file);
-  auto backend = core::default_instance(host.registry(), "cpu", {});
-  ASSERT_TRUE(backend.has_value());
-  inputs.backend = backend->instance;
-  auto greedy = core::default_instance(host.registry(), "greedy");
-  ASSERT_TRUE(greedy.has_value());
-  inputs.sampler_chain.push_back(std::move(*greedy));
-  inputs.config = config;
-  auto engine = core::build_engine(std::move(inputs), host.registry());
+  auto engine = speculating_engine(host, tiny_llama_path(), {});
   ASSERT_FALSE(engine.has_value());
   EXPECT_EQ(engine.error().code, LPX_ERR_UNSUPPORTED);
   EXPECT_NE(engine.error().message.find("quantized matrix weights"), std::string::npos) << engine.error().message;
