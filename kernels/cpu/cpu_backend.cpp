@@ -181,7 +181,8 @@ class CpuBackend final : public lpx::QuantBackend {
   }
 
  private:
-  // x stays f32: each thread dequantizes into its own scratch (the K types).
+  // x stays f32: each thread dequantizes into its own scratch (the K types, and every
+  // quantized type when several activation rows share a decoded weight row).
   void matmul_f32(const lpx_tensor_view& w, const cpu::WeightLayout& l, const float* x, float* y,
                   std::size_t batch) {
     grow_dequantized(l.columns, true);

@@ -315,6 +315,7 @@ TEST_P(Speculative, CancellingInARunOfDraftsStopsThereAndLeaksNothing) {
   fast->stats(s);
   EXPECT_EQ(s.running_requests, 0u);
   EXPECT_EQ(s.kv_blocks_used, 0u) << "its blocks are free or idle in the prefix cache";
+  EXPECT_GT(s.spec_accepted_tokens, 0u) << "the ten tokens came in runs of confirmed drafts";
 }
 
 // The draft model's own cache: each request takes blocks as it grows and gives them all back

@@ -283,44 +283,51 @@ void row(const Args& args, const std::uint8_t* w, std::size_t r) noexcept {
 
 // A decoded weight row (f32, columns a multiple of 32) times activation rows b0..b0+B-1, in the
 // F32 order. Accumulator j of a row takes elements 8j..8j+7 of each 32-element step in step
-// order, exactly as in tile(); the four are independent, so they are computed one after the
-// other: B accumulators live at a time instead of 4B, which keeps a tile of eight rows in
-// AVX2's sixteen registers (tile() with four rows needs sixteen accumulators and spills).
-// Same products, same order: the same bits.
+// order, exactly as in tile(); the four are independent, so they may be computed in passes of
+// J of them: J x B accumulators live at a time instead of 4B. Enough independent chains to
+// keep the FMA units busy (J x B of 4 to 8), few enough for AVX2's sixteen registers (tile()
+// with four rows keeps sixteen accumulators and spills). Same products, same order: the same
+// bits.
 template <int B>
 void decoded_tile(const Args& args, const float* w, std::size_t r, std::size_t b0) noexcept {
+  constexpr int J = B <= 2 ? 4 : B <= 4 ? 2 : 1;  // accumulators per row in one pass
   const std::size_t steps = args.columns / 32;
   const float* x[B];
   for (int b = 0; b < B; ++b) x[b] = args.x + (b0 + b) * args.columns;
   __m256 folded[B][4];
-  unroll4([&](auto jj) {
-    constexpr int j = decltype(jj)::value;
-    __m256 acc[B];
-    for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
-    for (std::size_t k = 0; k < steps; ++k) {
-      const __m256 v = _mm256_loadu_ps(w + 32 * k + 8 * j);
-      for (int b = 0; b < B; ++b) acc[b] = _mm256_fmadd_ps(v, _mm256_loadu_ps(x[b] + 32 * k + 8 * j), acc[b]);
+  for (int j0 = 0; j0 < 4; j0 += J) {
+    __m256 acc[J][B];
+    for (int j = 0; j < J; ++j) {
+      for (int b = 0; b < B; ++b) acc[j][b] = _mm256_setzero_ps();
     }
-    for (int b = 0; b < B; ++b) folded[b][j] = acc[b];
-  });
+    for (std::size_t k = 0; k < steps; ++k) {
+      for (int j = 0; j < J; ++j) {
+        const std::size_t at = 32 * k + 8 * static_cast<std::size_t>(j0 + j);
+        const __m256 v = _mm256_loadu_ps(w + at);
+        for (int b = 0; b < B; ++b) acc[j][b] = _mm256_fmadd_ps(v, _mm256_loadu_ps(x[b] + at), acc[j][b]);
+      }
+    }
+    for (int j = 0; j < J; ++j) {
+      for (int b = 0; b < B; ++b) folded[b][j0 + j] = acc[j][b];
+    }
+  }
   for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = fold_pairwise(folded[b]);
 }
 
 // All activation rows against one decoded weight row: up to eight in one decoded_tile (their
-// rows stay in L1 through its four passes); more (a prefill) in tile()'s four-row tiles, which
+// rows stay in cache through its passes); more (a prefill) in tile()'s four-row tiles, which
 // read each activation once.
 void decoded_row(const Args& args, const float* w, std::size_t r) noexcept {
   if (args.batch > 8) return row<F32W>(args, reinterpret_cast<const std::uint8_t*>(w), r);
-  std::size_t b = 0;
-  for (; b + 8 <= args.batch; b += 8) decoded_tile<8>(args, w, r, b);
-  switch (args.batch - b) {
-    case 7: return decoded_tile<7>(args, w, r, b);
-    case 6: return decoded_tile<6>(args, w, r, b);
-    case 5: return decoded_tile<5>(args, w, r, b);
-    case 4: return decoded_tile<4>(args, w, r, b);
-    case 3: return decoded_tile<3>(args, w, r, b);
-    case 2: return decoded_tile<2>(args, w, r, b);
-    case 1: return decoded_tile<1>(args, w, r, b);
+  switch (args.batch) {
+    case 8: return decoded_tile<8>(args, w, r, 0);
+    case 7: return decoded_tile<7>(args, w, r, 0);
+    case 6: return decoded_tile<6>(args, w, r, 0);
+    case 5: return decoded_tile<5>(args, w, r, 0);
+    case 4: return decoded_tile<4>(args, w, r, 0);
+    case 3: return decoded_tile<3>(args, w, r, 0);
+    case 2: return decoded_tile<2>(args, w, r, 0);
+    case 1: return decoded_tile<1>(args, w, r, 0);
     default: return;
   }
 }

@@ -2,10 +2,11 @@
 // reference::dot_rows_f32 (see reference/matmul_f32.hpp for the arithmetic and its one order).
 // Compiled with -mavx2 -mfma -mf16c: call it only after checking the CPU (cpu/cpu_features.hpp).
 //
-// F32, F16, BF16 and the 32-element block types are dequantized in registers, 32 elements at a
-// time, straight into the fma chains; the K types (256-element blocks) are dequantized a row at
-// a time into `scratch`, then dotted from there. Each weight row is read once per four
-// activation rows.
+// F32, F16 and BF16 are converted in registers, 32 elements at a time, straight into the fma
+// chains. The quantized types with one activation row decode the same way (32-element types)
+// or a row at a time into `scratch` (the K types, 256-element blocks); with several activation
+// rows every quantized weight row is decoded once into `scratch` and all rows are dotted from
+// there, up to eight in one pass of tiles.
 //
 // Thread-safety: no state; callable from any thread on disjoint row ranges, each with its own
 // scratch. No allocation.
@@ -18,7 +19,8 @@
 namespace lpx::kernels::avx2 {
 
 // Writes args.y[b * rows + r] for every b < batch and r in [row_begin, row_end). `scratch`
-// holds args.columns floats (read and written for the K types only).
+// holds args.columns floats, private to the caller (written for the K types, and for every
+// quantized type when batch > 1).
 void dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t row_begin, std::size_t row_end,
                   float* scratch) noexcept;
 
