@@ -107,7 +107,7 @@ class CpuBackend final : public lpx::QuantBackend {
     cpu::check_limits(limits);
     reserved_ = true;
     if (f32_activations_) {
-      grow_dequantized(cpu::dequantized_row_capacity(limits.max_columns), false);
+      grow_dequantized(cpu::dequantized_row_capacity(limits.max_columns) * avx2::kF32ScratchRows, false);
     } else {
       grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
     }
@@ -185,7 +185,7 @@ class CpuBackend final : public lpx::QuantBackend {
   // quantized type when several activation rows share a decoded weight row).
   void matmul_f32(const lpx_tensor_view& w, const cpu::WeightLayout& l, const float* x, float* y,
                   std::size_t batch) {
-    grow_dequantized(l.columns, true);
+    grow_dequantized(l.columns * avx2::kF32ScratchRows, true);
     const reference::F32MatmulArgs args{w.type,    w.data, l.row_bytes, l.rows,
                                         l.columns, x,      batch,       y};
     const std::size_t tasks = matmul_tasks(l, batch);

@@ -131,11 +131,11 @@ TEST_P(Avx2F32Matmul, SameBitsAsTheReferenceForEveryShape) {
     for (std::size_t rows : {std::size_t{37}, std::size_t{36}}) {
       const auto w = random.weights(type, rows, columns);
       const std::size_t row_bytes = *row_size_bytes(type, columns);
-      for (std::size_t batch = 1; batch <= 9; ++batch) {
+      for (std::size_t batch = 1; batch <= 15; ++batch) {  // the blocked prefill path from 9 on
         const auto x = random.activations(batch, columns);
         const auto expected = reference_matmul(type, w, rows, columns, x, batch);
         std::vector<float> actual(rows * batch, -2.0f);
-        std::vector<float> scratch(columns, NAN);
+        std::vector<float> scratch(avx2::kF32ScratchRows * columns, NAN);
         const F32MatmulArgs args{type,    w.data(), row_bytes, rows,
                                  columns, x.data(), batch,     actual.data()};
         // Three ranges with odd boundaries: results never depend on the split.
@@ -179,7 +179,7 @@ TEST_P(Avx2F32Matmul, SameBitsOnWideRangedData) {
   }
   const auto expected = reference_matmul(type, w, rows, columns, x, batch);
   std::vector<float> actual(rows * batch, -2.0f);
-  std::vector<float> scratch(columns);
+  std::vector<float> scratch(avx2::kF32ScratchRows * columns);
   avx2::dot_rows_f32({type, w.data(), *row_size_bytes(type, columns), rows, columns, x.data(),
                       batch, actual.data()},
                      0, rows, scratch.data());

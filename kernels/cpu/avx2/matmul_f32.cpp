@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -314,11 +315,8 @@ void decoded_tile(const Args& args, const float* w, std::size_t r, std::size_t b
   for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = fold_pairwise(folded[b]);
 }
 
-// All activation rows against one decoded weight row: up to eight in one decoded_tile (their
-// rows stay in cache through its passes); more (a prefill) in tile()'s four-row tiles, which
-// read each activation once.
+// All activation rows (at most eight) against one decoded weight row, in one decoded_tile.
 void decoded_row(const Args& args, const float* w, std::size_t r) noexcept {
-  if (args.batch > 8) return row<F32W>(args, reinterpret_cast<const std::uint8_t*>(w), r);
   switch (args.batch) {
     case 8: return decoded_tile<8>(args, w, r, 0);
     case 7: return decoded_tile<7>(args, w, r, 0);
@@ -329,6 +327,38 @@ void decoded_row(const Args& args, const float* w, std::size_t r) noexcept {
     case 2: return decoded_tile<2>(args, w, r, 0);
     case 1: return decoded_tile<1>(args, w, r, 0);
     default: return;
+  }
+}
+
+// Many activation rows (a prefill) against `n` decoded weight rows r0.. (w: n x columns): for
+// each tile of four activation rows, every weight row of the block. The tile's activations are
+// read from memory once per block and stay in L1 across it, instead of streaming every
+// activation row through the cache once per weight row. Each output sums as in tile().
+void decoded_block(const Args& args, const float* w, std::size_t r0, std::size_t n) noexcept {
+  std::size_t b = 0;
+  for (; b + 4 <= args.batch; b += 4) {
+    for (std::size_t i = 0; i < n; ++i) decoded_tile<4>(args, w + i * args.columns, r0 + i, b);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (args.batch - b) {
+      case 3: decoded_tile<3>(args, w + i * args.columns, r0 + i, b); break;
+      case 2: decoded_tile<2>(args, w + i * args.columns, r0 + i, b); break;
+      case 1: decoded_tile<1>(args, w + i * args.columns, r0 + i, b); break;
+      default: break;
+    }
+  }
+}
+
+// Rows row_begin..row_end-1 with more than eight activation rows: decoded a block of
+// kF32ScratchRows at a time by `decode(weight row, out)`, then decoded_block.
+template <class Decode>
+void blocked_rows(const Args& args, std::size_t row_begin, std::size_t row_end, float* scratch,
+                  Decode decode) noexcept {
+  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
+  for (std::size_t r0 = row_begin; r0 < row_end; r0 += kF32ScratchRows) {
+    const std::size_t n = std::min(kF32ScratchRows, row_end - r0);
+    for (std::size_t i = 0; i < n; ++i) decode(weights + (r0 + i) * args.row_bytes, scratch + i * args.columns);
+    decoded_block(args, scratch, r0, n);
   }
 }
 
@@ -345,6 +375,11 @@ void decode_row(const std::uint8_t* w, std::size_t columns, float* out) noexcept
 template <class W>
 void rows(const Args& args, std::size_t row_begin, std::size_t row_end, float* scratch) noexcept {
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
+  if (!kFloatType<W> && args.batch > 8) {
+    return blocked_rows(args, row_begin, row_end, scratch, [&](const std::uint8_t* w, float* out) {
+      decode_row<W>(w, args.columns, out);
+    });
+  }
   for (std::size_t r = row_begin; r < row_end; ++r) {
     const std::uint8_t* w = weights + r * args.row_bytes;
     if (kFloatType<W> || args.batch == 1) {
@@ -449,6 +484,11 @@ void dequantize_q8_k(const std::uint8_t* blocks, std::size_t n_blocks, float* ou
 
 template <void (*kDequantize)(const std::uint8_t*, std::size_t, float*) noexcept>
 void k_rows(const Args& args, std::size_t row_begin, std::size_t row_end, float* scratch) noexcept {
+  if (args.batch > 8) {
+    return blocked_rows(args, row_begin, row_end, scratch, [&](const std::uint8_t* w, float* out) {
+      kDequantize(w, args.columns / 256, out);
+    });
+  }
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
   for (std::size_t r = row_begin; r < row_end; ++r) {
     kDequantize(weights + r * args.row_bytes, args.columns / 256, scratch);
