@@ -134,7 +134,10 @@ def test_a_shared_prefix_is_computed_once(tmp_path):
         source = tmp_path / f"{label}.jsonl"
         write_jsonl(source, records)
         run_dir = tmp_path / label
-        proc = batch("--input", source, "--run-dir", run_dir, *extra)
+        # Four at a time: the first four may all start before any has published the preamble
+        # (how many do depends on timing), and every later line starts when one of them has
+        # ended, so after its blocks were published.
+        proc = batch("--input", source, "--run-dir", run_dir, "--max-sequences", 4, *extra)
         assert proc.returncode == 0, describe(proc)
         results, failures = outcomes(run_dir)
         assert failures == [] and len(results) == len(records)

@@ -492,7 +492,9 @@ TEST_F(ToyArchitecture, AWindowOnEveryLayerLetsTheCacheGiveBlocksBack) {
   std::atomic<int> finished{0};
   Run first{tokens_, {}, 40};
   Run second{{1, 4, 9, 16, 25, 36, 2, 8, 18, 32, 6}, {}, 10};
-  std::vector<std::uint64_t> ids;
+  // Submitted together: the first is admitted, the second waits for blocks (alone, a fast
+  // first request could end before the second is even submitted).
+  std::vector<lpx_request> requests;
   for (Run* run : {&first, &second}) {
     run->engine = engine.get();
     run->finished = &finished;
@@ -516,11 +518,11 @@ TEST_F(ToyArchitecture, AWindowOnEveryLayerLetsTheCacheGiveBlocksBack) {
       auto& r = *static_cast<Run*>(user);
       r.finished_as = r.finished->fetch_add(1);
     };
-    auto id = engine->submit(request);
-    ASSERT_TRUE(id.has_value()) << id.error().message;
-    ids.push_back(*id);
+    requests.push_back(request);
   }
-  for (std::uint64_t id : ids) engine->wait(id);
+  auto ids = engine->submit_together(requests);
+  ASSERT_TRUE(ids.has_value()) << ids.error().message;
+  for (std::uint64_t id : *ids) engine->wait(id);
 
   EXPECT_EQ(second.finished_as, 0) << "the second request waited for the first to end";
   EXPECT_EQ(first.finished_as, 1);
