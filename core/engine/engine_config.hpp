@@ -32,9 +32,7 @@ struct EngineConfig {
   std::uint32_t max_draft = 0;
   std::uint32_t ngram = kDefaultNgram;  // tokens matched to find a draft
   // A draft model's guesses stop at a token it gives a probability below this (0: never).
-  // The pipeline table and the shorthands set kDefaultDraftPMin; 0 here keeps an engine built
-  // directly (tests) drafting every guess.
-  float draft_p_min = 0.0f;
+  float draft_p_min = static_cast<float>(kDefaultDraftPMin);
   // Set by the engine from the model, not by users: when every layer attends only to its last
   // kv_window positions, the blocks a sequence's next rows can no longer reach go back to the
   // pool as it advances (TransformerModel::kv_window). 0: every position stays cached.

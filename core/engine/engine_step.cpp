@@ -19,6 +19,14 @@ std::uint32_t tokens_left(const Request& r) {
   return r.positions_needed > used ? static_cast<std::uint32_t>(r.positions_needed - used) : 1;
 }
 
+// The code a failed kernel's exception carries: the backend's own (a lost device stays
+// UNAVAILABLE, not INTERNAL), out of memory, or internal.
+lpx_status_code status_code_of(const std::exception& e) {
+  if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) return engine_error->code();
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return LPX_ERR_OUT_OF_MEMORY;
+  return LPX_ERR_INTERNAL;
+}
+
 }  // namespace
 
 void Engine::loop() {
@@ -80,12 +88,9 @@ void Engine::step() {
       forward_->pick_tokens(batch_, programs_.data(), picked_tokens_.data());
     }
   } catch (const std::exception& e) {
-    // A kernel failed: every request in the batch ends with the error and the backend's code
-    // (a lost device stays UNAVAILABLE, not INTERNAL); the cache rows they wrote are discarded
-    // with them.
-    lpx_status_code code = LPX_ERR_INTERNAL;
-    if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) code = engine_error->code();
-    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) code = LPX_ERR_OUT_OF_MEMORY;
+    // A kernel failed: every request in the batch ends with the error and its code; the cache
+    // rows they wrote are discarded with them.
+    const lpx_status_code code = status_code_of(e);
     for (const BatchSequence& bs : batch_.sequences) {
       for (auto& owned : scheduler_->running()) {
         if (owned->sequence != nullptr && &owned->sequence->blocks == bs.blocks) {
@@ -199,9 +204,7 @@ void Engine::draft_tokens() {
   } catch (const std::exception& e) {
     // A kernel of the draft failed: the requests it drafted for end with the error, as a
     // failing step's do.
-    lpx_status_code code = LPX_ERR_INTERNAL;
-    if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) code = engine_error->code();
-    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) code = LPX_ERR_OUT_OF_MEMORY;
+    const lpx_status_code code = status_code_of(e);
     const std::string error = std::string("draft model: ") + e.what();
     for (auto& owned : scheduler_->running()) {
       const bool drafted = std::any_of(draft_jobs_.begin(), draft_jobs_.end(),

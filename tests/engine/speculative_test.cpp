@@ -356,7 +356,9 @@ TEST_F(DraftModelSpeculative, PMinStopsDraftsAtUnsureGuesses) {
   core::EngineConfig sure;
   sure.draft_p_min = 0.99f;
   auto careful = make(true, {"greedy"}, sure);
-  auto eager = make(true);
+  core::EngineConfig unsure;
+  unsure.draft_p_min = 0;  // every guess drafted
+  auto eager = make(true, {"greedy"}, unsure);
   auto plain = make(false);
   for (const char* prompt : {kCopy, "Once upon a time"}) {
     const Generation g = generate(*careful, text(prompt, 32));

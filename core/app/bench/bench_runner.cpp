@@ -133,22 +133,24 @@ Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t
   return r;
 }
 
+// A GGUF file or synth:NAME:TYPE, opened.
+Expected<std::unique_ptr<ModelFile>> open_model_spec(const std::string& spec, PluginRegistry& registry) {
+  auto path = synth::resolve_model_spec(spec);
+  if (!path) return unexpected(path.error());
+  return ModelFile::open(*path, registry);
+}
+
 }  // namespace
 
 Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& registry) {
-  auto path = synth::resolve_model_spec(config.model);
-  if (!path) return unexpected(path.error());
   EngineInputs inputs;
-  auto file = ModelFile::open(*path, registry);
+  auto file = open_model_spec(config.model, registry);
   if (!file) return unexpected(file.error());
   inputs.file = std::move(*file);
   if (!config.draft_model.empty()) {
-    auto draft_path = synth::resolve_model_spec(config.draft_model);
-    if (!draft_path) return unexpected(draft_path.error());
-    auto draft = ModelFile::open(*draft_path, registry);
+    auto draft = open_model_spec(config.draft_model, registry);
     if (!draft) return unexpected(draft.error());
     inputs.draft_file = std::move(*draft);
-    inputs.config.draft_p_min = static_cast<float>(kDefaultDraftPMin);
   }
   BenchReport report;
   report.model = config.model;
@@ -156,7 +158,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   report.sampling = config.sampling_text;
   const lpx_sampling_overrides* sampling = config.sampling.set != 0 ? &config.sampling : nullptr;
   auto name = inputs.file->get_string("general.name");
-  report.model_name = name ? *name : std::filesystem::path(*path).stem().string();
+  report.model_name = name ? *name : std::filesystem::path(inputs.file->path()).stem().string();
   for (const lpx_tensor_view& t : inputs.file->tensors()) {  // what one decode step streams
     if (t.n_dims == 2 && std::string_view(t.name) != "token_embd.weight") report.weight_bytes += t.size_bytes;
   }

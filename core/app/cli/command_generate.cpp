@@ -92,10 +92,7 @@ int generate_command(const GenerateArguments& arguments) {
   }
   inputs.config.max_sequences = 1;
   inputs.config.context_size = arguments.context_size;
-  if (*speculative != "off") {
-    inputs.config.max_draft = core::kDefaultMaxDraft;
-    inputs.config.draft_p_min = static_cast<float>(core::kDefaultDraftPMin);
-  }
+  if (*speculative != "off") inputs.config.max_draft = core::kDefaultMaxDraft;
   if (*speculative == "draft") {
     auto draft = core::ModelFile::open(arguments.speculative.draft_model, registry);
     if (!draft) {
