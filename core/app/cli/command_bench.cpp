@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bench/bench_runner.hpp"
+#include "cli/backend_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/engine_flags.hpp"
 #include "engine/engine_config.hpp"
@@ -18,19 +19,6 @@
 
 namespace lpx::cli {
 namespace {
-
-// KEY=VALUE: an integer value is an int option, true or false a bool, anything else a string.
-core::Expected<std::pair<std::string, core::OptionValue>> parse_option(const std::string& text) {
-  const std::size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return core::invalid_argument("--option wants KEY=VALUE, not '" + text + "'");
-  const std::string key = text.substr(0, eq), value = text.substr(eq + 1);
-  std::int64_t number = 0;
-  const char* end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data(), end, number);
-  if (!value.empty() && ec == std::errc() && ptr == end) return std::pair{key, core::OptionValue{number}};
-  if (value == "true" || value == "false") return std::pair{key, core::OptionValue{value == "true"}};
-  return std::pair{key, core::OptionValue{value}};
-}
 
 // --sample KEY=VALUE pairs as request overrides, and their text for the report.
 core::Expected<std::string> parse_sampling(const std::vector<std::string>& pairs,
@@ -76,16 +64,6 @@ core::Expected<std::string> parse_sampling(const std::vector<std::string>& pairs
   return text.empty() ? std::string("greedy") : "sampled (" + text + ")";
 }
 
-bool backend_declares(core::PluginRegistry& registry, const std::string& plugin,
-                      const std::string& option) {
-  auto library = registry.load(plugin);
-  if (!library) return false;
-  for (const core::OptionSpec& spec : (*library)->description().options) {
-    if (spec.name == option) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 int bench_command(const BenchArguments& a) {
@@ -106,7 +84,7 @@ int bench_command(const BenchArguments& a) {
     config.backend_options["threads"] = std::int64_t{a.threads};
   }
   for (const std::string& o : a.options) {
-    auto parsed = parse_option(o);
+    auto parsed = parse_backend_option(o);
     if (!parsed) {
       std::cerr << "error: " << parsed.error() << "\n";
       return kExitUsageError;

@@ -33,6 +33,7 @@ Command add_plugins_command(CLI::App& parent);
 Command add_inspect_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
 Command add_doctor_command(CLI::App& parent);
+Command add_perplexity_command(CLI::App& parent);
 
 struct RunArguments {
   std::string pipeline_path;
@@ -115,6 +116,21 @@ struct BenchArguments {
 };
 // Prefill and decode speed, latency, memory and roofline share of one model.
 int bench_command(const BenchArguments& arguments);
+
+struct PerplexityArguments {
+  std::string model_path;
+  std::string text_path;
+  bool json = false;
+  std::uint32_t context = 512;    // tokens per window
+  std::uint32_t max_windows = 0;  // 0: all
+  std::string device = "cpu";
+  std::string backend;
+  std::vector<std::string> options;  // the evaluated backend's KEY=VALUE
+  unsigned threads = 0;
+  std::string reference_backend = "cpu";
+};
+// Perplexity, KL divergence and top-1 agreement against the f32 reference (eval/perplexity.hpp).
+int perplexity_command(const PerplexityArguments& arguments);
 
 struct SynthArguments {
   std::string like;    // a model shape name, e.g. smollm2-135m
