@@ -1,5 +1,6 @@
-// cpu: the fast CPU backend. AVX2/FMA/F16C kernels when the CPU has them (the portable
-// reference kernels otherwise, with a log line saying so), spread over a pool of worker threads,
+// cpu: the fast CPU backend. The fastest kernel set the CPU runs (cpu/kernel_set.hpp: AVX-512,
+// AVX2, or the portable reference kernels with a log line saying so; option `kernels` forces
+// one), spread over a pool of worker threads,
 // one per physical core by default. Every result is bit-identical to cpu-scalar's: the kernels
 // compute the same arithmetic (kernels/reference), and work is split by output rows (matmul) or
 // (query row, head) pairs (attention), never inside one sum, so the thread count changes speed
@@ -18,12 +19,9 @@
 #include <lpx/cpp/plugin.hpp>
 #include <vector>
 
-#include "cpu/avx2/matmul.hpp"
-#include "cpu/avx2/matmul_f32.hpp"
-#include "cpu/avx2/ops.hpp"
-#include "cpu/avx2/quantize_activations.hpp"
 #include "cpu/backend_support.hpp"
 #include "cpu/cpu_features.hpp"
+#include "cpu/kernel_set.hpp"
 #include "cpu/thread_pool.hpp"
 #include "reference/matmul.hpp"
 #include "reference/matmul_f32.hpp"
@@ -34,56 +32,18 @@ namespace {
 
 namespace cpu = lpx::kernels::cpu;
 namespace reference = lpx::kernels::reference;
-namespace avx2 = lpx::kernels::avx2;
 
-// One implementation of every kernel the backend calls, chosen once per instance.
-struct KernelSet {
-  const char* name;
-  void (*quantize_activations)(std::int32_t, const float*, std::size_t, std::size_t,
-                               void*) noexcept;
-  void (*dot_rows)(const reference::MatmulArgs&, std::size_t, std::size_t) noexcept;
-  // f32 activations; the last argument is a per-thread scratch of `columns` floats.
-  void (*dot_rows_f32)(const reference::F32MatmulArgs&, std::size_t, std::size_t, float*) noexcept;
-  void (*rms_norm_row)(const float*, const float*, float*, std::size_t, float) noexcept;
-  void (*rope_row)(float*, std::size_t, std::size_t, std::int32_t, const lpx_rope_params&) noexcept;
-  void (*swiglu)(const float*, const float*, float*, std::size_t) noexcept;
-  void (*geglu)(const float*, const float*, float*, std::size_t) noexcept;
-  std::size_t (*attention_scratch_floats)(std::uint32_t) noexcept;
-  void (*attention_row)(const lpx_attention_args&, std::uint32_t, std::uint32_t, std::uint32_t,
-                        float*) noexcept;
-};
-
-// The reference needs no scratch.
-void reference_dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t row_begin,
-                            std::size_t row_end, float*) noexcept {
-  reference::dot_rows_f32(args, row_begin, row_end);
-}
-
-constexpr KernelSet kAvx2Kernels{"AVX2",
-                                 &avx2::quantize_activations,
-                                 &avx2::dot_rows,
-                                 &avx2::dot_rows_f32,
-                                 &avx2::rms_norm_row,
-                                 &avx2::rope_row,
-                                 &avx2::swiglu,
-                                 &reference::geglu,  // no vector kernel yet: Gemma only
-                                 &avx2::attention_scratch_floats,
-                                 &avx2::attention_row};
-constexpr KernelSet kPortableKernels{"portable",
-                                     &reference::quantize_activations,
-                                     &reference::dot_rows,
-                                     &reference_dot_rows_f32,
-                                     &reference::rms_norm_row,
-                                     &reference::rope_row,
-                                     &reference::swiglu,
-                                     &reference::geglu,
-                                     &reference::attention_scratch_floats,
-                                     &reference::attention_row};
-
-const KernelSet& choose_kernels() {
-  if (cpu::cpu_features().has_avx2_kernels()) return kAvx2Kernels;
-  lpx::log_info("this CPU lacks AVX2, FMA or F16C; using the portable kernels (slower)");
-  return kPortableKernels;
+// The kernel set the `kernels` option names ("auto": the fastest this CPU runs); an error when
+// it names one this CPU cannot run. Logs which was chosen, and why when auto ends up portable.
+const cpu::KernelSet& choose_kernels(const lpx::Options& options) {
+  const std::string requested = options.get_string("kernels");
+  std::string why;
+  const cpu::KernelSet* set = cpu::choose_kernel_set(requested, why);
+  if (set == nullptr) throw lpx::Error(LPX_ERR_UNSUPPORTED, "kernels: " + why);
+  if (requested == "auto" && std::string_view(set->name) == "portable") {
+    lpx::log_info("this CPU lacks AVX2, FMA or F16C; using the portable kernels (slower)");
+  }
+  return *set;
 }
 
 // Below this many multiply-adds a matmul runs on the calling thread alone.
@@ -92,7 +52,7 @@ constexpr std::size_t kMinParallelWork = std::size_t{1} << 16;
 class CpuBackend final : public lpx::QuantBackend {
  public:
   explicit CpuBackend(const lpx::Options& options)
-      : kernels_(choose_kernels()),
+      : kernels_(choose_kernels(options)),
         pool_(static_cast<std::size_t>(options.get_int("threads"))),
         f32_activations_(cpu::f32_activations(options)) {
     lpx::log_debug(std::string(kernels_.name) + " kernels, " + std::to_string(pool_.size()) +
@@ -107,7 +67,7 @@ class CpuBackend final : public lpx::QuantBackend {
     cpu::check_limits(limits);
     reserved_ = true;
     if (f32_activations_) {
-      grow_dequantized(cpu::dequantized_row_capacity(limits.max_columns) * avx2::kF32ScratchRows, false);
+      grow_dequantized(cpu::dequantized_row_capacity(limits.max_columns) * kernels_.f32_scratch_rows, false);
     } else {
       grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
     }
@@ -185,7 +145,7 @@ class CpuBackend final : public lpx::QuantBackend {
   // quantized type when several activation rows share a decoded weight row).
   void matmul_f32(const lpx_tensor_view& w, const cpu::WeightLayout& l, const float* x, float* y,
                   std::size_t batch) {
-    grow_dequantized(l.columns * avx2::kF32ScratchRows, true);
+    grow_dequantized(l.columns * kernels_.f32_scratch_rows, true);
     const reference::F32MatmulArgs args{w.type,    w.data, l.row_bytes, l.rows,
                                         l.columns, x,      batch,       y};
     const std::size_t tasks = matmul_tasks(l, batch);
@@ -251,7 +211,7 @@ class CpuBackend final : public lpx::QuantBackend {
     lpx::log_warn("a kernel call exceeded the reserved limits and allocated");
   }
 
-  const KernelSet& kernels_;
+  const cpu::KernelSet& kernels_;
   cpu::ThreadPool pool_;
   const bool f32_activations_;             // the `activations` option is "f32"
   std::vector<std::uint8_t> activations_;  // q8: the quantized x of the current matmul
@@ -269,6 +229,9 @@ constexpr lpx_option_spec kOptions[] = {
                               "physical core"),
                   0, 256),
     cpu::kActivationsOption,
+    lpx::option("kernels", LPX_OPTION_STRING, "\"auto\"",
+                "Kernel library: auto (the fastest this CPU runs), avx512, avx2 or portable; "
+                "all give the same bits"),
 };
 
 }  // namespace
@@ -276,9 +239,9 @@ constexpr lpx_option_spec kOptions[] = {
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<CpuBackend>(
       {.name = "cpu",
-       .version = "1.1.0",
+       .version = "1.2.0",
        .license = "Apache-2.0",
-       .description = "Multithreaded AVX2 CPU kernels (portable fallback on other CPUs)",
+       .description = "Multithreaded AVX-512 / AVX2 CPU kernels (portable fallback on other CPUs)",
        .options = kOptions,
        .capabilities = cpu::kCapabilities});
 }

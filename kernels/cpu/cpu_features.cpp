@@ -27,12 +27,39 @@ CpuFeatures detect() noexcept {
   if (osxsave && avx) {
     unsigned xcr0_low = 0, xcr0_high = 0;
     __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-    f.os_avx = (xcr0_low & 0x6u) == 0x6u;  // SSE and AVX state
+    f.os_avx = (xcr0_low & 0x6u) == 0x6u;       // SSE and AVX state
+    f.os_avx512 = (xcr0_low & 0xE6u) == 0xE6u;  // and opmask, upper ZMM0-15, ZMM16-31
   }
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0) f.avx2 = (ebx & (1u << 5)) != 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0) {
+    f.avx2 = (ebx & (1u << 5)) != 0;
+    f.avx512f = (ebx & (1u << 16)) != 0;
+    f.avx512dq = (ebx & (1u << 17)) != 0;
+    f.avx512bw = (ebx & (1u << 30)) != 0;
+    f.avx512vl = (ebx & (1u << 31)) != 0;
+    f.avx512vnni = (ecx & (1u << 11)) != 0;
+  }
 #endif
   return f;
 }
+
+}  // namespace
+
+std::string CpuFeatures::describe() const {
+  const std::pair<bool, const char*> all[] = {
+      {avx2, "avx2"},         {fma, "fma"},           {f16c, "f16c"},         {avx512f, "avx512f"},
+      {avx512bw, "avx512bw"}, {avx512dq, "avx512dq"}, {avx512vl, "avx512vl"}, {avx512vnni, "avx512vnni"}};
+  std::string text;
+  for (const auto& [has, name] : all) {
+    if (!has) continue;
+    if (!text.empty()) text += ' ';
+    text += name;
+  }
+  if ((avx2 || avx512f) && !os_avx) text += " (vector state not enabled by the OS)";
+  else if (avx512f && !os_avx512) text += " (AVX-512 state not enabled by the OS)";
+  return text.empty() ? "no AVX" : text;
+}
+
+namespace {
 
 bool read_int(const std::string& path, long& value) {
   std::ifstream in(path);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace lpx::kernels::cpu {
 
@@ -11,11 +12,20 @@ struct CpuFeatures {
   bool avx2 = false;
   bool fma = false;
   bool f16c = false;
+  bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512vnni = false;
   // The operating system saves the 256-bit registers (XCR0), without which AVX is unusable.
   bool os_avx = false;
+  // ... and the opmask and 512-bit state, without which AVX-512 is unusable.
+  bool os_avx512 = false;
 
-  // Everything kernels/cpu/avx2 is compiled for.
+  // Everything the avx2 compilation of kernels/cpu/x86 uses.
   bool has_avx2_kernels() const noexcept { return avx2 && fma && f16c && os_avx; }
+  // Everything the avx512 compilation uses.
+  bool has_avx512_kernels() const noexcept {
+    return has_avx2_kernels() && avx512f && avx512bw && avx512dq && avx512vl && avx512vnni && os_avx512;
+  }
+  // "avx2 fma f16c avx512f ..." : the features above this CPU has, for messages and reports.
+  std::string describe() const;
 };
 
 // The features of this CPU (cpuid and xgetbv; all false on non-x86 builds).

@@ -29,6 +29,9 @@ TEST(CliBench, JsonHasOneElementPerTestAndBatch) {
     EXPECT_GT(o.at("tokens_per_s").to_number<double>(), 0.0);
     EXPECT_GT(o.at("ttft_ms").to_number<double>(), 0.0);
     EXPECT_GT(o.at("peak_rss_bytes").to_number<double>(), 0.0);
+    // Every result names the kernel path and the CPU it ran on.
+    EXPECT_NE(std::string(o.at("backend_options").as_string()).find("kernels="), std::string::npos) << o;
+    EXPECT_NE(std::string(o.at("cpu").as_string()).find(" ("), std::string::npos) << o;
     if (tests[i][0] == 't') {
       EXPECT_LE(o.at("itl_p50_ms").to_number<double>(), o.at("itl_p99_ms").to_number<double>());
       EXPECT_GT(o.at("roofline_percent").to_number<double>(), 0.0);

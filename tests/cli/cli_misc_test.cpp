@@ -9,14 +9,19 @@
 namespace lpx::test {
 namespace {
 
-TEST(CliMisc, VersionNamesVersionCommitCompilerAndBackends) {
+TEST(CliMisc, VersionNamesVersionCommitCompilerBackendsAndCpuKernels) {
   CommandResult r = run_lpx({"--version"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("lpx-pipeline 0.", 0), 0u) << r.out;
   for (const char* field : {"commit:", "compiler:", "plugin ABI:  " LPX_ABI_TEXT, "backends:",
-                            "cuda:"}) {
+                            "cuda:", "cpu:", "cpu kernels: "}) {
     EXPECT_NE(r.out.find(field), std::string::npos) << field << "\n" << r.out;
   }
+  // The kernel set `cpu` picks here: always one that runs, so never "not runnable".
+  const std::size_t kernels = r.out.find("cpu kernels: ");
+  ASSERT_NE(kernels, std::string::npos);
+  const std::string chosen = r.out.substr(kernels + 13, r.out.find('\n', kernels) - kernels - 13);
+  EXPECT_TRUE(chosen == "avx512 (auto)" || chosen == "avx2 (auto)" || chosen == "portable (auto)") << chosen;
 }
 
 TEST(CliMisc, UsageErrorsExitTwo) {

@@ -3,8 +3,11 @@
 // count; reserve() then keeps kernel calls within its limits; bad arguments become statuses.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "cpu/kernel_set.hpp"
 #include "cpu_backend_test_support.hpp"
 #include "matmul_test_support.hpp"
 #include "ops_test_support.hpp"
@@ -38,6 +41,51 @@ TEST_F(CpuBackend, MatmulGivesTheSameBitsAsCpuScalarForEveryType) {
             << type_name(type) << " rows " << rows << " batch " << batch;
       }
     }
+  }
+}
+
+// The `kernels` option forces a kernel set: each one this CPU runs gives cpu-scalar's bits in
+// both activation modes; one it cannot run, or a name no set has, is refused with the reason.
+TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
+  Backend scalar(services, "cpu-scalar");
+  Backend scalar_f32(services, "cpu-scalar", {{"activations", std::string("f32")}});
+  kernels::matmul_test::Random random(22);
+  int ran = 0;
+  for (const kernels::cpu::KernelSet* set : kernels::cpu::kernel_sets()) {
+    const std::string name = set->name;
+    if (!set->runs_here()) {
+      try {
+        Backend refused(services, "cpu", {{"kernels", name}});
+        ADD_FAILURE() << name << " kernels were accepted on a CPU that cannot run them";
+      } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("this CPU cannot run the " + name + " kernels"), std::string::npos)
+            << e.what();
+      }
+      continue;
+    }
+    ++ran;
+    Backend cpu(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}});
+    Backend cpu_f32(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}, {"activations", std::string("f32")}});
+    for (std::int32_t type : kAllTypes) {
+      const std::size_t block = kernels::reference::traits_of(type)->block_elements;
+      const std::size_t rows = 37, columns = block == 1 ? 136 : 2 * block;
+      const auto data = random.weights(type, rows, columns);
+      const lpx_tensor_view w = view(type, rows, columns, data);
+      for (std::size_t batch : {1u, 4u, 9u}) {
+        const auto x = random.activations(batch, columns);
+        EXPECT_TRUE(same_bits(scalar.matmul(w, x, batch), cpu.matmul(w, x, batch)))
+            << name << " " << type_name(type) << " batch " << batch;
+        EXPECT_TRUE(same_bits(scalar_f32.matmul(w, x, batch), cpu_f32.matmul(w, x, batch)))
+            << name << " f32 " << type_name(type) << " batch " << batch;
+      }
+    }
+  }
+  EXPECT_GE(ran, 1) << "the portable set runs everywhere";
+  try {
+    Backend unknown(services, "cpu", {{"kernels", std::string("neon")}});
+    ADD_FAILURE() << "an unknown kernel set was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no kernel set 'neon'"), std::string::npos) << e.what();
   }
 }
 

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <vector>
 
-#include "cpu/avx2/matmul_f32.hpp"
 #include "cpu/cpu_features.hpp"
+#include "kernel_set_params.hpp"
 #include "matmul_test_support.hpp"
 #include "reference/dequantize.hpp"
 #include "reference/tensor_types.hpp"
@@ -117,15 +117,16 @@ TEST_P(ReferenceF32Matmul, OutputsDoNotDependOnTheBatch) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, ReferenceF32Matmul, ::testing::ValuesIn(kAllTypes),
                          [](const auto& param_info) { return type_name(param_info.param); });
 
-class Avx2F32Matmul : public ::testing::TestWithParam<lpx_tensor_type> {
+class SimdF32Matmul : public ::testing::TestWithParam<test::SetAndType> {
  protected:
   void SetUp() override {
-    if (!cpu::cpu_features().has_avx2_kernels()) GTEST_SKIP() << "no AVX2/FMA/F16C";
+    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
   }
 };
 
-TEST_P(Avx2F32Matmul, SameBitsAsTheReferenceForEveryShape) {
-  const std::int32_t type = GetParam();
+TEST_P(SimdF32Matmul, SameBitsAsTheReferenceForEveryShape) {
+  const std::int32_t type = GetParam().type;
+  const cpu::KernelSet& k = *GetParam().set;
   matmul_test::Random random(600u + static_cast<std::uint32_t>(type));
   for (std::size_t columns : column_options(type)) {
     for (std::size_t rows : {std::size_t{37}, std::size_t{36}}) {
@@ -135,13 +136,13 @@ TEST_P(Avx2F32Matmul, SameBitsAsTheReferenceForEveryShape) {
         const auto x = random.activations(batch, columns);
         const auto expected = reference_matmul(type, w, rows, columns, x, batch);
         std::vector<float> actual(rows * batch, -2.0f);
-        std::vector<float> scratch(avx2::kF32ScratchRows * columns, NAN);
+        std::vector<float> scratch(k.f32_scratch_rows * columns, NAN);
         const F32MatmulArgs args{type,    w.data(), row_bytes, rows,
                                  columns, x.data(), batch,     actual.data()};
         // Three ranges with odd boundaries: results never depend on the split.
-        avx2::dot_rows_f32(args, 0, 5, scratch.data());
-        avx2::dot_rows_f32(args, 5, 18, scratch.data());
-        avx2::dot_rows_f32(args, 18, rows, scratch.data());
+        k.dot_rows_f32(args, 0, 5, scratch.data());
+        k.dot_rows_f32(args, 5, 18, scratch.data());
+        k.dot_rows_f32(args, 18, rows, scratch.data());
         EXPECT_TRUE(same_bits(expected, actual))
             << type_name(type) << " columns " << columns << " rows " << rows << " batch " << batch;
       }
@@ -151,8 +152,9 @@ TEST_P(Avx2F32Matmul, SameBitsAsTheReferenceForEveryShape) {
 
 // Weights of extreme but finite scale and activations spanning many magnitudes: the dequantized
 // values and products still round as the reference rounds them.
-TEST_P(Avx2F32Matmul, SameBitsOnWideRangedData) {
-  const std::int32_t type = GetParam();
+TEST_P(SimdF32Matmul, SameBitsOnWideRangedData) {
+  const std::int32_t type = GetParam().type;
+  const cpu::KernelSet& k = *GetParam().set;
   const std::size_t columns = block_of(type) == 1 ? 96 : 4 * block_of(type);
   const std::size_t rows = 9, batch = 5;
   matmul_test::Random random(700u + static_cast<std::uint32_t>(type));
@@ -179,15 +181,15 @@ TEST_P(Avx2F32Matmul, SameBitsOnWideRangedData) {
   }
   const auto expected = reference_matmul(type, w, rows, columns, x, batch);
   std::vector<float> actual(rows * batch, -2.0f);
-  std::vector<float> scratch(avx2::kF32ScratchRows * columns);
-  avx2::dot_rows_f32({type, w.data(), *row_size_bytes(type, columns), rows, columns, x.data(),
-                      batch, actual.data()},
-                     0, rows, scratch.data());
+  std::vector<float> scratch(k.f32_scratch_rows * columns);
+  k.dot_rows_f32({type, w.data(), *row_size_bytes(type, columns), rows, columns, x.data(), batch,
+                  actual.data()},
+                 0, rows, scratch.data());
   EXPECT_TRUE(same_bits(expected, actual)) << type_name(type);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, Avx2F32Matmul, ::testing::ValuesIn(kAllTypes),
-                         [](const auto& param_info) { return type_name(param_info.param); });
+INSTANTIATE_TEST_SUITE_P(KernelSets, SimdF32Matmul, ::testing::ValuesIn(test::every_set_and_type(kAllTypes)),
+                         [](const auto& param_info) { return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type); });
 
 }  // namespace
 }  // namespace lpx::kernels::reference

@@ -10,9 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/avx2/matmul.hpp"
-#include "cpu/avx2/quantize_activations.hpp"
 #include "cpu/cpu_features.hpp"
+#include "kernel_set_params.hpp"
 #include "matmul_test_support.hpp"
 #include "reference/dequantize.hpp"
 #include "reference/half_precision.hpp"
@@ -91,15 +90,16 @@ TEST(ReferenceMatmulOrder, BatchSizeSelectsTheOrderOfF16Sums) {
   EXPECT_GT(differing, 0);
 }
 
-class Avx2Matmul : public ::testing::TestWithParam<lpx_tensor_type> {
+class SimdMatmul : public ::testing::TestWithParam<test::SetAndType> {
  protected:
   void SetUp() override {
-    if (!cpu::cpu_features().has_avx2_kernels()) GTEST_SKIP() << "no AVX2/FMA/F16C";
+    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
   }
 };
 
-TEST_P(Avx2Matmul, SameBitsAsTheReferenceForEveryShape) {
-  const std::int32_t type = GetParam();
+TEST_P(SimdMatmul, SameBitsAsTheReferenceForEveryShape) {
+  const std::int32_t type = GetParam().type;
+  const cpu::KernelSet& k = *GetParam().set;
   const std::size_t block = block_of(type);
   // 37 blocks of the 32-element types cross the batched kernels' 16-block scale chunks twice.
   const std::vector<std::size_t> column_options =
@@ -122,9 +122,9 @@ TEST_P(Avx2Matmul, SameBitsAsTheReferenceForEveryShape) {
         const MatmulArgs args{type,    w.data(),           row_bytes, rows,
                               columns, activations.data(), batch,     actual.data()};
         // Three ranges with odd boundaries: results never depend on the split.
-        avx2::dot_rows(args, 0, 5);
-        avx2::dot_rows(args, 5, 18);
-        avx2::dot_rows(args, 18, rows);
+        k.dot_rows(args, 0, 5);
+        k.dot_rows(args, 5, 18);
+        k.dot_rows(args, 18, rows);
         EXPECT_TRUE(same_bits(expected, actual))
             << type_name(type) << " columns " << columns << " rows " << rows << " batch " << batch;
       }
@@ -132,8 +132,8 @@ TEST_P(Avx2Matmul, SameBitsAsTheReferenceForEveryShape) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, Avx2Matmul, ::testing::ValuesIn(kAllTypes),
-                         [](const auto& param_info) { return type_name(param_info.param); });
+INSTANTIATE_TEST_SUITE_P(KernelSets, SimdMatmul, ::testing::ValuesIn(test::every_set_and_type(kAllTypes)),
+                         [](const auto& param_info) { return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type); });
 
 }  // namespace
 }  // namespace lpx::kernels::reference

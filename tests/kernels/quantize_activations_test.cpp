@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/avx2/quantize_activations.hpp"
 #include "cpu/cpu_features.hpp"
+#include "kernel_set_params.hpp"
 #include "matmul_test_support.hpp"
 #include "reference/half_precision.hpp"
 
@@ -120,15 +120,16 @@ TEST(QuantizeActivations, F32IsACopy) {
   EXPECT_EQ(std::memcmp(bytes.data(), x.data(), 12), 0);
 }
 
-class QuantizeActivationsAvx2 : public ::testing::TestWithParam<lpx_tensor_type> {
+class QuantizeActivationsSimd : public ::testing::TestWithParam<test::SetAndType> {
  protected:
   void SetUp() override {
-    if (!cpu::cpu_features().has_avx2_kernels()) GTEST_SKIP() << "no AVX2/FMA/F16C";
+    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
   }
 };
 
-TEST_P(QuantizeActivationsAvx2, SameBytesAsTheReference) {
-  const std::int32_t type = GetParam();
+TEST_P(QuantizeActivationsSimd, SameBytesAsTheReference) {
+  const std::int32_t type = GetParam().type;
+  const cpu::KernelSet& k = *GetParam().set;
   const std::size_t block = dot_block_elements(*dot_format_of(type));
   matmul_test::Random random(static_cast<std::uint32_t>(type) * 17u);
   for (std::size_t blocks : {1u, 3u, 7u}) {
@@ -145,15 +146,15 @@ TEST_P(QuantizeActivationsAvx2, SameBytesAsTheReference) {
       const std::size_t bytes = activation_row_bytes(type, columns) * batch;
       std::vector<std::uint8_t> expected(bytes, 0x11), actual(bytes, 0x22);
       quantize_activations(type, x.data(), columns, batch, expected.data());
-      avx2::quantize_activations(type, x.data(), columns, batch, actual.data());
+      k.quantize_activations(type, x.data(), columns, batch, actual.data());
       EXPECT_EQ(expected, actual) << type_name(type) << " columns " << columns << " batch "
                                   << batch;
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, QuantizeActivationsAvx2, ::testing::ValuesIn(kAllTypes),
-                         [](const auto& param_info) { return type_name(param_info.param); });
+INSTANTIATE_TEST_SUITE_P(KernelSets, QuantizeActivationsSimd, ::testing::ValuesIn(test::every_set_and_type(kAllTypes)),
+                         [](const auto& param_info) { return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type); });
 
 }  // namespace
 }  // namespace lpx::kernels::reference

@@ -9,12 +9,14 @@
 #include <filesystem>
 #include <functional>
 #include <numeric>
+#include <variant>
 
 #include <boost/json.hpp>
 
 #include "bench/memory_bandwidth.hpp"
 #include "engine/engine_builder.hpp"
 #include "gpu/device_usage.hpp"
+#include "host/host_cpu.hpp"
 #include "synth/synthetic_model.hpp"
 
 namespace lpx::core::bench {
@@ -133,6 +135,20 @@ Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t
   return r;
 }
 
+// "activations=q8, kernels=avx512 (auto), threads=2": every option of the backend instance,
+// the `cpu` plugin's kernel set resolved as it resolves it.
+template <class Values>
+std::string describe_backend_options(const std::string& plugin, const Values& values) {
+  std::string text;
+  for (const auto& [key, value] : values) {
+    const auto* string = std::get_if<std::string>(&value);
+    std::string shown = string != nullptr ? *string : to_toml_text(value);
+    if (plugin == "cpu" && key == "kernels" && string != nullptr) shown = host::cpu_kernels(*string);
+    text += (text.empty() ? "" : ", ") + key + "=" + shown;
+  }
+  return text;
+}
+
 // A GGUF file or synth:NAME:TYPE, opened.
 Expected<std::unique_ptr<ModelFile>> open_model_spec(const std::string& spec, PluginRegistry& registry) {
   auto path = synth::resolve_model_spec(spec);
@@ -169,6 +185,8 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   }
   auto backend = default_instance(registry, config.backend, config.backend_options);
   if (!backend) return unexpected(backend.error());
+  report.backend_options = describe_backend_options(config.backend, backend->options.values);
+  report.host_cpu = host::cpu_model_name() + " (" + host::cpu_isa() + ")";
   const auto& capabilities = backend->library->description().capabilities;
   report.on_device = std::find(capabilities.begin(), capabilities.end(), "device-models") !=
                      capabilities.end();
@@ -274,10 +292,11 @@ std::string report_markdown(const BenchReport& r) {
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line,
-                "model: %s (%s), %.1f MiB of weights per decode step\nbackend: %s; tokens: %s; "
-                "memory bandwidth: read %.1f GB/s, copy %.1f GB/s; peak RSS %.0f MiB\n\n",
+                "model: %s (%s), %.1f MiB of weights per decode step\nbackend: %s (%s); tokens: %s\n"
+                "cpu: %s; memory bandwidth: read %.1f GB/s, copy %.1f GB/s; peak RSS %.0f MiB\n\n",
                 r.model.c_str(), r.model_name.c_str(), static_cast<double>(r.weight_bytes) / (1 << 20),
-                r.backend.c_str(), r.sampling.c_str(), r.read_bandwidth_gbs, r.copy_bandwidth_gbs,
+                r.backend.c_str(), r.backend_options.c_str(), r.sampling.c_str(), r.host_cpu.c_str(),
+                r.read_bandwidth_gbs, r.copy_bandwidth_gbs,
                 static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   out += line;
   if (r.on_device) {
@@ -316,6 +335,8 @@ std::string report_json(const BenchReport& r) {
                           {"model", r.model},
                           {"model_name", r.model_name},
                           {"backend", r.backend},
+                          {"backend_options", r.backend_options},
+                          {"cpu", r.host_cpu},
                           {"sampling", r.sampling},
                           {"weight_bytes", r.weight_bytes},
                           {"read_bandwidth_gbs", r.read_bandwidth_gbs},

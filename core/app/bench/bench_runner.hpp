@@ -54,6 +54,8 @@ struct BenchResult {
 
 struct BenchReport {
   std::string model, model_name, backend;
+  std::string backend_options;  // "activations=q8, kernels=avx512 (auto), threads=2"
+  std::string host_cpu;         // "Intel(R) Xeon(R) Processor (avx2 fma f16c avx512f ...)"
   std::string sampling = "greedy";
   std::uint64_t weight_bytes = 0;  // streamed per decode step
   double read_bandwidth_gbs = 0, copy_bandwidth_gbs = 0;

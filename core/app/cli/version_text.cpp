@@ -1,5 +1,6 @@
 #include "cli/build_info.hpp"
 #include "cli/commands.hpp"
+#include "host/host_cpu.hpp"
 #include "lpx/version.h"
 
 namespace lpx::cli {
@@ -11,7 +12,9 @@ std::string version_text() {
          "compiler:    " + b.compiler + "\n" +
          "build:       " + b.build_type + " (sanitizers: " + b.sanitizers + ")\n" +
          "plugin ABI:  " + std::to_string(LPX_ABI_MAJOR) + "." + std::to_string(LPX_ABI_MINOR) +
-         "\n" + "backends:    " + b.backends + "\n" + "cuda:        " + b.cuda;
+         "\n" + "backends:    " + b.backends + "\n" + "cuda:        " + b.cuda + "\n" +
+         "cpu:         " + host::cpu_model_name() + " (" + host::cpu_isa() + ")\n" +
+         "cpu kernels: " + host::cpu_kernels("auto");
 }
 
 }  // namespace lpx::cli

@@ -3,7 +3,7 @@
 // a separately rounded add or subtract; never fused), then enters the F32 order: four
 // accumulators of eight lanes, accumulator j taking elements 8j..8j+7 of each 32-element step
 // (one fma each), the pairwise fold, then scalar leftovers.
-#include "cpu/avx2/matmul_f32.hpp"
+#include "cpu/x86/matmul_f32.hpp"
 
 #include <immintrin.h>
 
@@ -15,7 +15,7 @@
 #include "reference/half_precision.hpp"
 #include "reference/tensor_types.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 namespace {
 
 using Args = reference::F32MatmulArgs;
@@ -530,4 +530,4 @@ void dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t row_begin, s
   }
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -1,4 +1,4 @@
-# Fails when the AVX2 kernel library defines a weak function symbol (an out-of-line copy of an
+# Fails when a SIMD kernel library (avx2, avx512) defines a weak function symbol (an out-of-line copy of an
 # inline function or template). Run by CTest: cmake -DNM=<nm> -DLIBRARY=<archive> -P this-file.
 execute_process(COMMAND ${NM} -C --defined-only ${LIBRARY}
                 OUTPUT_VARIABLE symbols RESULT_VARIABLE result)
@@ -8,7 +8,7 @@ endif()
 string(REGEX MATCHALL "[0-9a-f]+ W [^\n]*" weak "${symbols}")
 if(weak)
   string(REPLACE ";" "\n  " listed "${weak}")
-  message(FATAL_ERROR "AVX2 library defines shared (weak) functions; make them static, "
+  message(FATAL_ERROR "${LIBRARY} defines shared (weak) functions; make them static, "
                       "internal or force-inline:\n  ${listed}")
 endif()
 message(STATUS "no weak function symbols in ${LIBRARY}")

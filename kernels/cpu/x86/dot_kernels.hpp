@@ -1,12 +1,12 @@
 // One row-range kernel per weight type, behind avx2::dot_rows (matmul.hpp). Internal to
-// kernels/cpu/avx2.
+// kernels/cpu/x86.
 #pragma once
 
 #include <cstddef>
 
 #include "reference/matmul.hpp"
 
-namespace lpx::kernels::avx2::kernels {
+namespace lpx::kernels::LPX_X86_ISA::kernels {
 
 using Args = reference::MatmulArgs;
 
@@ -28,4 +28,4 @@ void f32(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept;
 void f16(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept;
 void bf16(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept;
 
-}  // namespace lpx::kernels::avx2::kernels
+}  // namespace lpx::kernels::LPX_X86_ISA::kernels

@@ -16,12 +16,12 @@
 
 #include <cstring>
 
-#include "cpu/avx2/ops.hpp"
-#include "cpu/avx2/ops_simd.hpp"
+#include "cpu/x86/ops.hpp"
+#include "cpu/x86/ops_simd.hpp"
 #include "reference/ops.hpp"
 #include "reference/ops_arithmetic.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 namespace {
 
 using reference::DotOrder;
@@ -334,4 +334,4 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
   }
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -1,9 +1,9 @@
-#include "cpu/avx2/matmul.hpp"
+#include "cpu/x86/matmul.hpp"
 
-#include "cpu/avx2/dot_kernels.hpp"
+#include "cpu/x86/dot_kernels.hpp"
 #include "reference/tensor_types.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 void dot_rows(const reference::MatmulArgs& args, std::size_t row_begin,
               std::size_t row_end) noexcept {
@@ -37,4 +37,4 @@ void dot_rows(const reference::MatmulArgs& args, std::size_t row_begin,
   }
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

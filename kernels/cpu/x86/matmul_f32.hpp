@@ -17,7 +17,7 @@
 
 #include "reference/matmul_f32.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 // Weight rows decoded together into scratch when more than eight activation rows (a prefill)
 // share them: each tile of activations is then read from memory once per this many weight rows.
@@ -29,4 +29,4 @@ inline constexpr std::size_t kF32ScratchRows = 8;
 void dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t row_begin, std::size_t row_end,
                   float* scratch) noexcept;
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -1,10 +1,10 @@
 // SwiGLU: groups of 8 with the vector exp approximation, the n % 8 tail with the C library's
 // expf, exactly as reference::swiglu splits them.
-#include "cpu/avx2/ops.hpp"
-#include "cpu/avx2/ops_simd.hpp"
+#include "cpu/x86/ops.hpp"
+#include "cpu/x86/ops_simd.hpp"
 #include "reference/ops_arithmetic.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 void swiglu(const float* gate, const float* up, float* out, std::size_t n) noexcept {
   std::size_t i = 0;
@@ -15,4 +15,4 @@ void swiglu(const float* gate, const float* up, float* out, std::size_t n) noexc
   for (; i < n; ++i) out[i] = reference::silu_libm(gate[i]) * up[i];
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/avx2/dot_kernels.hpp"
-#include "cpu/avx2/simd.hpp"
+#include "cpu/x86/dot_kernels.hpp"
+#include "cpu/x86/simd.hpp"
 #include "reference/half_precision.hpp"
 
-namespace lpx::kernels::avx2::kernels {
+namespace lpx::kernels::LPX_X86_ISA::kernels {
 namespace {
 
 struct F32 {
@@ -168,4 +168,4 @@ void bf16(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept
   rows<BF16, vec_dot_bf16>(args, row_begin, row_end);
 }
 
-}  // namespace lpx::kernels::avx2::kernels
+}  // namespace lpx::kernels::LPX_X86_ISA::kernels

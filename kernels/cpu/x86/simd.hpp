@@ -1,5 +1,5 @@
-// Small AVX2 helpers shared by the matmul kernels. Internal to kernels/cpu/avx2 (compiled with
-// -mavx2 -mfma -mf16c).
+// Small AVX2 helpers shared by the matmul kernels. Internal to kernels/cpu/x86 (compiled per ISA level,
+// see cpu/kernel_set.hpp).
 #pragma once
 
 #include <immintrin.h>
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace lpx::kernels::avx2::simd {
+namespace lpx::kernels::LPX_X86_ISA::simd {
 
 // ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)): reference::dots::hsum8, in registers.
 inline float hsum8(__m256 v) noexcept {
@@ -70,7 +70,13 @@ inline __m256i expand_bits(const std::uint8_t* p) noexcept {
 // Sum of products of 32 unsigned (u) and 32 signed (s) bytes in eight int32 lanes, lane l
 // holding bytes 4l..4l+3. Exact while each pair of products fits in int16.
 inline __m256i dot_u8_i8(__m256i u, __m256i s) noexcept {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  // One instruction, the same sums: vpdpbusd adds the four products in 32 bits, which equals
+  // maddubs + madd wherever maddubs' int16 pairs do not saturate (this function's contract).
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
 }
 
 // The same for two signed operands (neither byte of `b` may be -128).
@@ -78,4 +84,4 @@ inline __m256i dot_i8_i8(__m256i a, __m256i b) noexcept {
   return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
 }
 
-}  // namespace lpx::kernels::avx2::simd
+}  // namespace lpx::kernels::LPX_X86_ISA::simd

@@ -4,9 +4,9 @@
 // keeps for the portable code too.
 #include <immintrin.h>
 
-#include "cpu/avx2/ops.hpp"
+#include "cpu/x86/ops.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 void rms_norm_row(const float* x, const float* weight, float* out, std::size_t n,
                   float eps) noexcept {
@@ -24,4 +24,4 @@ void rms_norm_row(const float* x, const float* weight, float* out, std::size_t n
   for (; i < n; ++i) out[i] = (x[i] * scale) * weight[i];
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/avx2/dot_kernels.hpp"
-#include "cpu/avx2/simd.hpp"
+#include "cpu/x86/dot_kernels.hpp"
+#include "cpu/x86/simd.hpp"
 
-namespace lpx::kernels::avx2::kernels {
+namespace lpx::kernels::LPX_X86_ISA::kernels {
 namespace {
 
 constexpr std::size_t kQ8KBytes = 292;
@@ -184,4 +184,4 @@ void q8_k(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept
   rows<dot_q8_k>(args, row_begin, row_end);
 }
 
-}  // namespace lpx::kernels::avx2::kernels
+}  // namespace lpx::kernels::LPX_X86_ISA::kernels

@@ -1,4 +1,4 @@
-#include "cpu/avx2/quantize_activations.hpp"
+#include "cpu/x86/quantize_activations.hpp"
 
 #include <immintrin.h>
 
@@ -8,7 +8,7 @@
 #include "reference/half_precision.hpp"
 #include "reference/quantize_activations.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 namespace {
 
 using reference::DotFormat;
@@ -195,4 +195,4 @@ void quantize_activations(std::int32_t weight_type, const float* x, std::size_t 
   }
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -10,16 +10,16 @@
 // The arithmetic per output is the one-row kernels' (and reference::dots'): lane-wise fma of
 // d_w * d_a times the block's eight exact lane sums, summed with hsum8 at the end. Only the
 // order of independent outputs changes, so the bits do not.
-#include "cpu/avx2/gemm_32_element_quants.hpp"
+#include "cpu/x86/gemm_32_element_quants.hpp"
 
 #include <immintrin.h>
 
 #include <algorithm>
 
-#include "cpu/avx2/simd.hpp"
-#include "cpu/avx2/weight_blocks.hpp"
+#include "cpu/x86/simd.hpp"
+#include "cpu/x86/weight_blocks.hpp"
 
-namespace lpx::kernels::avx2::kernels {
+namespace lpx::kernels::LPX_X86_ISA::kernels {
 namespace {
 
 // 4 x 3 measured best of 1x4, 2x4, 4x2, 3x3, 2x6 and 4x3 on Q8_0 (docs/kernels-cpu.md), although
@@ -131,4 +131,4 @@ void q5_0_batched(const reference::MatmulArgs& args, std::size_t row_begin,
   gemm_rows<blocks::Q5_0W>(args, row_begin, row_end);
 }
 
-}  // namespace lpx::kernels::avx2::kernels
+}  // namespace lpx::kernels::LPX_X86_ISA::kernels

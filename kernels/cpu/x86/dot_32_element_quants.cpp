@@ -7,12 +7,12 @@
 
 #include <type_traits>
 
-#include "cpu/avx2/dot_kernels.hpp"
-#include "cpu/avx2/gemm_32_element_quants.hpp"
-#include "cpu/avx2/simd.hpp"
-#include "cpu/avx2/weight_blocks.hpp"
+#include "cpu/x86/dot_kernels.hpp"
+#include "cpu/x86/gemm_32_element_quants.hpp"
+#include "cpu/x86/simd.hpp"
+#include "cpu/x86/weight_blocks.hpp"
 
-namespace lpx::kernels::avx2::kernels {
+namespace lpx::kernels::LPX_X86_ISA::kernels {
 namespace {
 
 using blocks::kActivationBytes;
@@ -151,4 +151,4 @@ void q5_1(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept
   rows<Q5_1W>(args, row_begin, row_end);
 }
 
-}  // namespace lpx::kernels::avx2::kernels
+}  // namespace lpx::kernels::LPX_X86_ISA::kernels

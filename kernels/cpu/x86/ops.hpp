@@ -8,7 +8,7 @@
 
 #include "lpx/kinds/quant_backend.h"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 // One row: out = (x * 1/sqrt(mean(x^2) + eps)) * weight. out may alias x.
 void rms_norm_row(const float* x, const float* weight, float* out, std::size_t n,
@@ -29,4 +29,4 @@ std::size_t attention_scratch_floats(std::uint32_t max_context) noexcept;
 void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint32_t head_begin,
                    std::uint32_t head_end, float* scratch) noexcept;
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 // Rounds `batch` rows of `columns` floats to the dot format of `weight_type`, writing
 // batch * reference::activation_row_bytes(weight_type, columns) bytes to `out`. Requires that
@@ -14,4 +14,4 @@ namespace lpx::kernels::avx2 {
 void quantize_activations(std::int32_t weight_type, const float* x, std::size_t columns,
                           std::size_t batch, void* out) noexcept;
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

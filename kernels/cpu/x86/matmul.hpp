@@ -13,10 +13,10 @@
 
 #include "reference/matmul.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 
 // Writes args.y[b * rows + r] for every b < batch and r in [row_begin, row_end).
 void dot_rows(const reference::MatmulArgs& args, std::size_t row_begin,
               std::size_t row_end) noexcept;
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA

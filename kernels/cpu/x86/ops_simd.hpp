@@ -10,7 +10,7 @@
 
 #include "reference/ops_arithmetic.hpp"
 
-namespace lpx::kernels::avx2::ops_simd {
+namespace lpx::kernels::LPX_X86_ISA::ops_simd {
 
 inline __m256 splat(float value) { return _mm256_set1_ps(value); }
 
@@ -74,4 +74,4 @@ inline __m256 round_to_f16(__m256 v) {
   return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
-}  // namespace lpx::kernels::avx2::ops_simd
+}  // namespace lpx::kernels::LPX_X86_ISA::ops_simd

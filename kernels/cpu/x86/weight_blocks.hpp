@@ -1,6 +1,6 @@
 // Decoders of the 32-element weight block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) for the AVX2
 // dots with q8_0 / q8_1 activations, shared by the one-row kernels (dot_32_element_quants.cpp)
-// and the batched ones (gemm_32_element_quants.cpp). Internal to kernels/cpu/avx2.
+// and the batched ones (gemm_32_element_quants.cpp). Internal to kernels/cpu/x86.
 #pragma once
 
 #include <immintrin.h>
@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpu/avx2/simd.hpp"
+#include "cpu/x86/simd.hpp"
 
-namespace lpx::kernels::avx2::blocks {
+namespace lpx::kernels::LPX_X86_ISA::blocks {
 
 // Weight block decoders: 32 values in element order, the f16 scale (and min) at offset 0.
 // kUnsigned types feed maddubs directly; signed ones go through the sign trick.
@@ -59,4 +59,4 @@ struct Q5_1W {
 template <class W>
 constexpr std::size_t kActivationBytes = W::kHasMin ? 36 : 34;
 
-}  // namespace lpx::kernels::avx2::blocks
+}  // namespace lpx::kernels::LPX_X86_ISA::blocks

@@ -5,9 +5,9 @@
 // Math comes from compiler builtins, not <cmath> (see ops_rms_norm.cpp).
 #include <immintrin.h>
 
-#include "cpu/avx2/ops.hpp"
+#include "cpu/x86/ops.hpp"
 
-namespace lpx::kernels::avx2 {
+namespace lpx::kernels::LPX_X86_ISA {
 namespace {
 
 constexpr std::size_t kPairsPerPass = 64;
@@ -99,4 +99,4 @@ void rope_row(float* x, std::size_t heads, std::size_t head_dim, std::int32_t po
   }
 }
 
-}  // namespace lpx::kernels::avx2
+}  // namespace lpx::kernels::LPX_X86_ISA
