@@ -7,7 +7,10 @@
 #   tools/bench-vs-llamacpp.sh [-t THREADS] [-p 64] [-n 64,128] [-r 5] [-o "KEY=VALUE …"] MODEL…
 #
 # MODEL: a GGUF file, or synth:NAME:TYPE (written once with `lpx-pipeline synth`, see README).
-# -o: LPX backend options (e.g. "activations=f32"). llama-bench: $LLAMA_BENCH, else
+# -o: LPX backend options (e.g. "activations=f32"); without it LPX runs twice per repetition,
+# with the activations the shipped pipelines use (pipelines/chat.toml) and with "q8" (llama.cpp's
+# arithmetic). Above the table: the CPU model and vector features, LPX's commit and kernel set,
+# the peer's build. llama-bench: $LLAMA_BENCH, else
 # /work/peer/llama.cpp-build/bin/llama-bench, else built here from PyPI's llama-cpp-python sdist
 # ($PEER_VERSION, default 0.3.36: its vendored llama.cpp, without AMX on CPUs that advertise it)
 # into ${PEER_DIR:-/tmp/lpx-peer}.
@@ -46,15 +49,32 @@ if [[ ! -x $llama_bench ]]; then
   fi
 fi
 
-lpx_options=()
-for kv in $options; do lpx_options+=(--option "$kv"); done
+# The LPX configurations: -o's, or the pipelines' default activations and q8.
+configs=()
+if [[ -n $options ]]; then
+  configs+=("$options")
+else
+  default=$(sed -n 's/^activations = "\(.*\)"/\1/p' "$root/pipelines/chat.toml" | head -1)
+  configs+=("activations=${default:-q8}")
+  [[ $default == q8 ]] || configs+=("activations=q8")
+fi
 declare -A ours peers
 tests=()
 for t in ${prompt//,/ }; do tests+=("pp$t"); done
 for t in ${generate//,/ }; do tests+=("tg$t"); done
 
-echo "| model | test | LPX tokens/s | llama.cpp tokens/s | LPX / llama.cpp |"
-echo "|---|---|---:|---:|---:|"
+# What the numbers were measured on.
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|f16c|avx512[a-z_0-9]*|avx_vnni|amx_[a-z0-9]+)$' | tr '\n' ' ')
+kernels=$("$lpx" --version | sed -n 's/^cpu kernels: //p')
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+peer_build=$(LD_LIBRARY_PATH=$(dirname "$llama_bench") "$llama_bench" --version 2>&1 | head -1 || true)
+echo "* CPU: $cpu_model, $(nproc) CPUs; features: $isa"
+echo "* LPX: commit $commit, \`cpu\` backend, kernels $kernels, $threads threads"
+echo "* peer: $llama_bench ($peer_build), flash attention off, $threads threads"
+echo
+echo "| model | test | LPX options | LPX tokens/s | llama.cpp tokens/s | LPX / llama.cpp |"
+echo "|---|---|---|---:|---:|---:|"
 for model in "$@"; do
   file=$model
   if [[ $model == synth:* ]]; then  # llama-bench needs the file itself
@@ -63,11 +83,15 @@ for model in "$@"; do
     [[ -f $file ]] || "$lpx" synth --like "$like" --type "$type" -o "$file" >/dev/null
   fi
   for ((rep = 0; rep < repetitions; rep++)); do
-    json=$("$lpx" --log-level warn bench --model "$file" --threads "$threads" -p "$prompt" -n "$generate" \
-      --reps 1 --json "${lpx_options[@]}")
-    while IFS=' ' read -r test rate; do ours[$test]+="$rate "; done < <(python3 -c '
+    for ((c = 0; c < ${#configs[@]}; c++)); do
+      lpx_options=()
+      for kv in ${configs[c]}; do lpx_options+=(--option "$kv"); done
+      json=$("$lpx" --log-level warn bench --model "$file" --threads "$threads" -p "$prompt" -n "$generate" \
+        --reps 1 --json "${lpx_options[@]}")
+      while IFS=' ' read -r test rate; do ours[$c:$test]+="$rate "; done < <(python3 -c '
 import json, sys
 for r in json.load(sys.stdin): print(r["test"], r["tokens_per_s"])' <<<"$json")
+    done
     # llama.cpp: flash attention off (as in the fixtures); its default OpenMP threads.
     csv=$("$llama_bench" -m "$file" -t "$threads" -p "$prompt" -n "$generate" -r 1 -fa 0 -o csv 2>/dev/null)
     while IFS=' ' read -r test rate; do peers[$test]+="$rate "; done < <(python3 -c '
@@ -77,14 +101,17 @@ for r in csv.DictReader(sys.stdin):
     print(test, r["avg_ts"])' <<<"$csv")
   done
   for test in "${tests[@]}"; do
-    python3 - "$(basename "$model")" "$test" "${ours[$test]}" "${peers[$test]}" <<'PY'
+    for ((c = 0; c < ${#configs[@]}; c++)); do
+      python3 - "$(basename "$model")" "$test" "${configs[c]}" "${ours[$c:$test]}" "${peers[$test]}" <<'PY'
 import statistics, sys
-name, test, a, b = sys.argv[1:5]
+name, test, config, a, b = sys.argv[1:6]
 a, b = [float(x) for x in a.split()], [float(x) for x in b.split()]
 sd = lambda v: statistics.stdev(v) if len(v) > 1 else 0.0
-print(f"| {name} | {test} | {statistics.mean(a):.2f} ± {sd(a):.2f} | {statistics.mean(b):.2f} ± {sd(b):.2f} "
+print(f"| {name} | {test} | {config} | {statistics.mean(a):.2f} ± {sd(a):.2f} | {statistics.mean(b):.2f} ± {sd(b):.2f} "
       f"| {statistics.mean(a) / statistics.mean(b):.2f}× |")
 PY
-    ours[$test]="" peers[$test]=""
+      ours[$c:$test]=""
+    done
+    peers[$test]=""
   done
 done
