@@ -13,6 +13,7 @@
 #include <string>
 
 #include "reference/dequantize.hpp"
+#include "reference/matmul_i16.hpp"
 #include "reference/tensor_types.hpp"
 
 namespace lpx::kernels::cpu {
@@ -26,20 +27,33 @@ inline constexpr const char* kCapabilities[] = {
 // The `activations` option of both plugins: the precision of the activations in matmuls.
 inline constexpr lpx_option_spec kActivationsOption = lpx::one_of(
     lpx::option("activations", LPX_OPTION_STRING, "\"q8\"",
-                "Activation precision in matmuls: q8 = 8-bit blocks like llama.cpp (fastest, its "
-                "exact results); f32 = float activations against exactly dequantized weights "
-                "(closer to the model's own arithmetic, slower)"),
-    "q8|f32");
+                "Activation precision in matmuls: q8 = 8-bit blocks like llama.cpp (its exact "
+                "results); f32 = float activations against exactly dequantized weights (the "
+                "model's own arithmetic, slowest); i16 = 16-bit blocks for Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 "
+                "weights, f32 for the rest (within amax/65534 of f32 per activation, integer-speed)"),
+    "q8|f32|i16");
 
-// True when `options` select f32 activations (reference/matmul_f32.hpp), false for the default
-// q8 (activations rounded to the weight type's dot format, reference/matmul.hpp) and when the
-// host passed no value at all.
-inline bool f32_activations(const lpx::Options& options) {
-  if (!options.is_set("activations")) return false;
+// How a matmul treats its activations (reference/matmul.hpp, matmul_f32.hpp, matmul_i16.hpp).
+enum class Activations { q8, f32, i16 };
+
+// The `activations` option; q8 when the host passed no value at all.
+inline Activations activations_of(const lpx::Options& options) {
+  if (!options.is_set("activations")) return Activations::q8;
   const std::string value = options.get_string("activations");
-  if (value == "f32") return true;
-  if (value == "q8") return false;
-  throw Error(LPX_ERR_INVALID_ARGUMENT, "activations must be q8 or f32, not \"" + value + "\"");
+  if (value == "q8") return Activations::q8;
+  if (value == "f32") return Activations::f32;
+  if (value == "i16") return Activations::i16;
+  throw Error(LPX_ERR_INVALID_ARGUMENT, "activations must be q8, f32 or i16, not \"" + value + "\"");
+}
+
+inline const char* name_of(Activations a) {
+  return a == Activations::q8 ? "q8" : a == Activations::f32 ? "f32" : "i16";
+}
+
+// Whether a matmul of `type` runs in the f32 mode: always in f32 mode, and in i16 mode for the
+// types without an int16 dot.
+inline bool runs_f32(Activations a, std::int32_t type) {
+  return a == Activations::f32 || (a == Activations::i16 && !reference::i16_dot_type(type));
 }
 
 // Rows, columns and bytes per row of a weight, checked against its declared size.

@@ -8,7 +8,9 @@
 //
 // Matmul activations (option `activations`): "q8" (default) rounds them to the weight type's dot
 // format, llama.cpp's arithmetic (reference/matmul.hpp); "f32" keeps them f32 against exactly
-// dequantized weights (reference/matmul_f32.hpp). Both are bit-identical to cpu-scalar's.
+// dequantized weights (reference/matmul_f32.hpp); "i16" rounds them to 16-bit blocks for the
+// 32-element weight types (reference/matmul_i16.hpp) and runs f32 for the others. All three are
+// bit-identical to cpu-scalar's.
 //
 // Memory: reserve() sizes the quantized-activation buffer (q8) or one dequantized-row scratch
 // per thread (f32), and one attention scratch per thread; after it no kernel call allocates for
@@ -54,9 +56,9 @@ class CpuBackend final : public lpx::QuantBackend {
   explicit CpuBackend(const lpx::Options& options)
       : kernels_(choose_kernels(options)),
         pool_(static_cast<std::size_t>(options.get_int("threads"))),
-        f32_activations_(cpu::f32_activations(options)) {
+        activations_mode_(cpu::activations_of(options)) {
     lpx::log_debug(std::string(kernels_.name) + " kernels, " + std::to_string(pool_.size()) +
-                   " threads, " + (f32_activations_ ? "f32" : "q8") + " activations");
+                   " threads, " + cpu::name_of(activations_mode_) + " activations");
   }
 
   bool supports_type(std::int32_t type) const noexcept override {
@@ -66,9 +68,12 @@ class CpuBackend final : public lpx::QuantBackend {
   void reserve(const lpx_backend_limits& limits) override {
     cpu::check_limits(limits);
     reserved_ = true;
-    if (f32_activations_) {
+    // Scratch of decoded weight rows (f32, and i16 which also runs f32 for some types), and
+    // rounded activations (q8, i16).
+    if (activations_mode_ != cpu::Activations::q8) {
       grow_dequantized(cpu::dequantized_row_capacity(limits.max_columns) * kernels_.f32_scratch_rows, false);
-    } else {
+    }
+    if (activations_mode_ != cpu::Activations::f32) {
       grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
     }
     grow_attention_scratch(kernels_.attention_scratch_floats(limits.max_context), false);
@@ -77,7 +82,8 @@ class CpuBackend final : public lpx::QuantBackend {
   void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
     const cpu::WeightLayout l = cpu::layout_of(w);
     if (batch == 0) return;
-    if (f32_activations_) return matmul_f32(w, l, x, y, batch);
+    if (cpu::runs_f32(activations_mode_, w.type)) return matmul_f32(w, l, x, y, batch);
+    if (activations_mode_ == cpu::Activations::i16) return matmul_i16(w, l, x, y, batch);
     const std::size_t activation_bytes = reference::activation_row_bytes(w.type, l.columns);
     grow_activations(activation_bytes * batch, true);
     quantize(w.type, x, l.columns, batch, activation_bytes);
@@ -116,7 +122,7 @@ class CpuBackend final : public lpx::QuantBackend {
 
   void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
     // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
-    if (f32_activations_) {
+    if (activations_mode_ != cpu::Activations::q8) {
       kernels_.geglu(gate, up, out, n);
     } else {
       reference::geglu_f16(gate, up, out, n);
@@ -157,22 +163,48 @@ class CpuBackend final : public lpx::QuantBackend {
     pool_.parallel_for(tasks, task);
   }
 
+  // x rounded to int16 blocks, then integer dots against weight rows decoded in registers (one
+  // activation row) or into each thread's scratch (several).
+  void matmul_i16(const lpx_tensor_view& w, const cpu::WeightLayout& l, const float* x, float* y,
+                  std::size_t batch) {
+    grow_dequantized(l.columns * kernels_.f32_scratch_rows, true);
+    const std::size_t activation_bytes = reference::i16_row_bytes(l.columns);
+    grow_activations(activation_bytes * batch, true);
+    for_row_ranges(batch, [&](std::size_t begin, std::size_t end) noexcept {
+      kernels_.quantize_activations_i16(x + begin * l.columns, l.columns, end - begin,
+                                        activations_.data() + begin * activation_bytes);
+    });
+    const reference::I16MatmulArgs args{w.type,    w.data, l.row_bytes,         l.rows,
+                                        l.columns, activations_.data(), batch, y};
+    const std::size_t tasks = matmul_tasks(l, batch);
+    auto task = [&](std::size_t t, std::size_t thread) noexcept {
+      kernels_.dot_rows_i16(args, cpu::split_point(l.rows, tasks, t, 4), cpu::split_point(l.rows, tasks, t + 1, 4),
+                            dequantized_.data() + thread * dequantized_stride_);
+    };
+    pool_.parallel_for(tasks, task);
+  }
+
+  // Runs round(begin, end) over the activation rows [0, batch): on this thread for a few rows,
+  // split across the pool for a long prompt (each row is rounded on its own, so the split
+  // changes nothing).
+  template <class Round>
+  void for_row_ranges(std::size_t batch, Round round) noexcept {
+    if (batch < 8 || pool_.size() == 1) return round(0, batch);
+    const std::size_t tasks = std::min(batch, pool_.size());
+    auto task = [&](std::size_t t, std::size_t) noexcept {
+      round(cpu::split_point(batch, tasks, t), cpu::split_point(batch, tasks, t + 1));
+    };
+    pool_.parallel_for(tasks, task);
+  }
+
   // x rounded to the dot format into activations_; a long prompt's rows are split across the
   // pool (each row is rounded on its own, so the split changes nothing).
   void quantize(std::int32_t type, const float* x, std::size_t columns, std::size_t batch,
                 std::size_t activation_bytes) noexcept {
-    if (batch < 8 || pool_.size() == 1) {
-      kernels_.quantize_activations(type, x, columns, batch, activations_.data());
-      return;
-    }
-    const std::size_t tasks = std::min(batch, pool_.size());
-    auto task = [&](std::size_t t, std::size_t) noexcept {
-      const std::size_t begin = cpu::split_point(batch, tasks, t);
-      const std::size_t end = cpu::split_point(batch, tasks, t + 1);
+    for_row_ranges(batch, [&](std::size_t begin, std::size_t end) noexcept {
       kernels_.quantize_activations(type, x + begin * columns, columns, end - begin,
                                     activations_.data() + begin * activation_bytes);
-    };
-    pool_.parallel_for(tasks, task);
+    });
   }
 
   std::size_t matmul_tasks(const cpu::WeightLayout& l, std::size_t batch) const noexcept {
@@ -213,9 +245,9 @@ class CpuBackend final : public lpx::QuantBackend {
 
   const cpu::KernelSet& kernels_;
   cpu::ThreadPool pool_;
-  const bool f32_activations_;             // the `activations` option is "f32"
-  std::vector<std::uint8_t> activations_;  // q8: the quantized x of the current matmul
-  std::vector<float> dequantized_;         // f32: pool_.size() dequantized-row scratches
+  const cpu::Activations activations_mode_;  // the `activations` option
+  std::vector<std::uint8_t> activations_;  // q8, i16: the rounded x of the current matmul
+  std::vector<float> dequantized_;         // f32, i16: pool_.size() decoded-row scratches
   std::size_t dequantized_stride_ = 0;     // floats per thread
   std::vector<float> scratch_;             // pool_.size() attention scratches
   std::size_t scratch_stride_ = 0;
@@ -239,7 +271,7 @@ constexpr lpx_option_spec kOptions[] = {
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<CpuBackend>(
       {.name = "cpu",
-       .version = "1.2.0",
+       .version = "1.3.0",
        .license = "Apache-2.0",
        .description = "Multithreaded AVX-512 / AVX2 CPU kernels (portable fallback on other CPUs)",
        .options = kOptions,

@@ -15,12 +15,19 @@ void reference_dot_rows_f32(const reference::F32MatmulArgs& args, std::size_t ro
   reference::dot_rows_f32(args, row_begin, row_end);
 }
 
+void reference_dot_rows_i16(const reference::I16MatmulArgs& args, std::size_t row_begin,
+                            std::size_t row_end, void*) noexcept {
+  reference::dot_rows_i16(args, row_begin, row_end);
+}
+
 constexpr KernelSet kPortable{"portable",
                               &always,
                               &reference::quantize_activations,
                               &reference::dot_rows,
                               &reference_dot_rows_f32,
                               1,
+                              &reference::quantize_activations_i16,
+                              &reference_dot_rows_i16,
                               &reference::rms_norm_row,
                               &reference::rope_row,
                               &reference::swiglu,

@@ -1,6 +1,7 @@
 // cpu-scalar: the portable CPU backend. Every kernel is the scalar reference of kernels/reference
 // (matmul: activations rounded to the weight type's dot format, then exact block dot products;
-// or, with `activations = "f32"`, f32 activations against exactly dequantized weights), on the
+// or, with `activations = "f32"`, f32 activations against exactly dequantized weights; or, with
+// "i16", 16-bit activation blocks for the 32-element weight types), on the
 // calling thread: no SIMD, no threads, correct on any CPU. It is the baseline the
 // vectorised `cpu` backend is tested against (their results are bit-identical), and proves that
 // backends swap by editing one line of a pipeline file.
@@ -21,7 +22,7 @@ namespace reference = lpx::kernels::reference;
 class ScalarBackend final : public lpx::QuantBackend {
  public:
   explicit ScalarBackend(const lpx::Options& options)
-      : f32_activations_(cpu::f32_activations(options)) {}
+      : activations_mode_(cpu::activations_of(options)) {}
 
   bool supports_type(std::int32_t type) const noexcept override {
     return reference::is_valid_tensor_type(type);
@@ -29,7 +30,7 @@ class ScalarBackend final : public lpx::QuantBackend {
 
   void reserve(const lpx_backend_limits& limits) override {
     cpu::check_limits(limits);
-    if (!f32_activations_) {
+    if (activations_mode_ != cpu::Activations::f32) {
       grow(activations_, cpu::activation_capacity(limits.max_rows, limits.max_columns));
     }
     grow(scratch_, reference::attention_scratch_floats(limits.max_context));
@@ -38,8 +39,15 @@ class ScalarBackend final : public lpx::QuantBackend {
   void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
     const cpu::WeightLayout l = cpu::layout_of(w);
     if (batch == 0) return;
-    if (f32_activations_) {
+    if (cpu::runs_f32(activations_mode_, w.type)) {
       reference::dot_rows_f32({w.type, w.data, l.row_bytes, l.rows, l.columns, x, batch, y}, 0,
+                              l.rows);
+      return;
+    }
+    if (activations_mode_ == cpu::Activations::i16) {
+      grow(activations_, reference::i16_row_bytes(l.columns) * batch);
+      reference::quantize_activations_i16(x, l.columns, batch, activations_.data());
+      reference::dot_rows_i16({w.type, w.data, l.row_bytes, l.rows, l.columns, activations_.data(), batch, y}, 0,
                               l.rows);
       return;
     }
@@ -74,7 +82,7 @@ class ScalarBackend final : public lpx::QuantBackend {
 
   void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
     // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
-    if (f32_activations_) {
+    if (activations_mode_ != cpu::Activations::q8) {
       reference::geglu(gate, up, out, n);
     } else {
       reference::geglu_f16(gate, up, out, n);
@@ -102,7 +110,7 @@ class ScalarBackend final : public lpx::QuantBackend {
     if (buffer.size() < size) buffer.resize(size);
   }
 
-  const bool f32_activations_;             // the `activations` option is "f32"
+  const cpu::Activations activations_mode_;  // the `activations` option
   std::vector<std::uint8_t> activations_;  // q8: the quantized x of the current matmul
   std::vector<float> scratch_;             // attention scratch
 };
@@ -114,7 +122,7 @@ constexpr lpx_option_spec kOptions[] = {cpu::kActivationsOption};
 LPX_PLUGIN_ENTRY() {
   return lpx::describe<ScalarBackend>(
       {.name = "cpu-scalar",
-       .version = "1.2.0",
+       .version = "1.3.0",
        .license = "Apache-2.0",
        .description = "Portable scalar CPU kernels (the reference backend; any CPU)",
        .options = kOptions,

@@ -45,10 +45,11 @@ TEST_F(CpuBackend, MatmulGivesTheSameBitsAsCpuScalarForEveryType) {
 }
 
 // The `kernels` option forces a kernel set: each one this CPU runs gives cpu-scalar's bits in
-// both activation modes; one it cannot run, or a name no set has, is refused with the reason.
+// every activation mode; one it cannot run, or a name no set has, is refused with the reason.
 TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
   Backend scalar(services, "cpu-scalar");
   Backend scalar_f32(services, "cpu-scalar", {{"activations", std::string("f32")}});
+  Backend scalar_i16(services, "cpu-scalar", {{"activations", std::string("i16")}});
   kernels::matmul_test::Random random(22);
   int ran = 0;
   for (const kernels::cpu::KernelSet* set : kernels::cpu::kernel_sets()) {
@@ -66,6 +67,7 @@ TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
     ++ran;
     Backend cpu(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}});
     Backend cpu_f32(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}, {"activations", std::string("f32")}});
+    Backend cpu_i16(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}, {"activations", std::string("i16")}});
     for (std::int32_t type : kAllTypes) {
       const std::size_t block = kernels::reference::traits_of(type)->block_elements;
       const std::size_t rows = 37, columns = block == 1 ? 136 : 2 * block;
@@ -77,10 +79,22 @@ TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
             << name << " " << type_name(type) << " batch " << batch;
         EXPECT_TRUE(same_bits(scalar_f32.matmul(w, x, batch), cpu_f32.matmul(w, x, batch)))
             << name << " f32 " << type_name(type) << " batch " << batch;
+        EXPECT_TRUE(same_bits(scalar_i16.matmul(w, x, batch), cpu_i16.matmul(w, x, batch)))
+            << name << " i16 " << type_name(type) << " batch " << batch;
       }
     }
   }
   EXPECT_GE(ran, 1) << "the portable set runs everywhere";
+  // i16 mode runs the types without an int16 dot in f32 mode: the same bits as f32 for them.
+  for (std::int32_t type : {LPX_TENSOR_F16, LPX_TENSOR_Q4_K}) {
+    const std::size_t block = kernels::reference::traits_of(type)->block_elements;
+    const std::size_t rows = 9, columns = block == 1 ? 64 : block;
+    const auto data = random.weights(type, rows, columns);
+    const auto x = random.activations(3, columns);
+    EXPECT_TRUE(same_bits(scalar_f32.matmul(view(type, rows, columns, data), x, 3),
+                          scalar_i16.matmul(view(type, rows, columns, data), x, 3)))
+        << type_name(type);
+  }
   try {
     Backend unknown(services, "cpu", {{"kernels", std::string("neon")}});
     ADD_FAILURE() << "an unknown kernel set was accepted";

@@ -5,6 +5,7 @@
 #include "cpu/cpu_features.hpp"
 #include "cpu/x86/matmul.hpp"
 #include "cpu/x86/matmul_f32.hpp"
+#include "cpu/x86/matmul_i16.hpp"
 #include "cpu/x86/ops.hpp"
 #include "cpu/x86/quantize_activations.hpp"
 #include "reference/ops.hpp"
@@ -22,6 +23,8 @@ bool runs_here() noexcept {
 
 }  // namespace
 
+static_assert(kI16ScratchRows * 72 <= kF32ScratchRows * 32 * 4, "the i16 scratch fits in the f32 one");
+
 const cpu::KernelSet& kernel_set() noexcept {
   static constexpr cpu::KernelSet kSet{LPX_X86_ISA_NAME,
                                        &runs_here,
@@ -29,6 +32,8 @@ const cpu::KernelSet& kernel_set() noexcept {
                                        &dot_rows,
                                        &dot_rows_f32,
                                        kF32ScratchRows,
+                                       &quantize_activations_i16,
+                                       &dot_rows_i16,
                                        &rms_norm_row,
                                        &rope_row,
                                        &swiglu,

@@ -1,0 +1,313 @@
+// SIMD int16-activation matmul (reference/matmul_i16.hpp): per 32-element block, the weights
+// as two vectors of 16 int16 (elements 0..15, 16..31) and two pmaddwd against the activations
+// give the eight exact lane sums S_l of the reference; one conversion and one fma per block and
+// output then round exactly as the reference does. One activation row (decode): four weight
+// rows at a time, decoded in registers, sharing each activation load. Several (prompts, batches,
+// drafts): kI16ScratchRows weight rows decoded once into scratch as int16 plus their scales,
+// then every tile of up to four activation rows against each, the tile staying in L1.
+#include "cpu/x86/matmul_i16.hpp"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "lpx/kinds/tensor.h"
+
+namespace lpx::kernels::LPX_X86_ISA {
+namespace {
+
+using Args = reference::I16MatmulArgs;
+
+float f32_at(const std::uint8_t* p) noexcept {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+float f16_at(const std::uint8_t* p) noexcept {
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return _cvtsh_ss(v);
+}
+std::uint32_t u32_at(const std::uint8_t* p) noexcept {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+__m256i load256(const void* p) noexcept { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+__m128i load128(const void* p) noexcept { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+float horizontal_max(__m256 v) noexcept {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+std::int32_t horizontal_sum(__m256i v) noexcept {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+// ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7)): reference::dots::hsum8.
+float hsum8(__m256 v) noexcept {
+  __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+// Bit e of the 16 bits `bits` as 16 (bit 4) in int16 lane e.
+__m256i fifth_bits(std::uint32_t bits) noexcept {
+  const __m256i mask = _mm256_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
+                                         16384, static_cast<short>(0x8000));
+  const __m256i set = _mm256_cmpeq_epi16(_mm256_and_si256(_mm256_set1_epi16(static_cast<short>(bits)), mask), mask);
+  return _mm256_and_si256(set, _mm256_set1_epi16(16));
+}
+
+// --- weight blocks as int16: lo = elements 0..15, hi = 16..31 ------------------------------------
+
+struct Int16Block {
+  __m256i lo, hi;
+  float d, m;
+};
+
+template <std::int32_t kType>
+struct Decoder;
+
+template <>
+struct Decoder<LPX_TENSOR_Q8_0> {
+  static constexpr std::size_t kBytes = 34;
+  static constexpr bool kMin = false;
+  static Int16Block decode(const std::uint8_t* p) noexcept {
+    return {_mm256_cvtepi8_epi16(load128(p + 2)), _mm256_cvtepi8_epi16(load128(p + 18)), f16_at(p), 0.0f};
+  }
+};
+
+template <>
+struct Decoder<LPX_TENSOR_Q4_0> {
+  static constexpr std::size_t kBytes = 18;
+  static constexpr bool kMin = false;
+  static Int16Block decode(const std::uint8_t* p) noexcept {
+    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 2));
+    const __m256i eight = _mm256_set1_epi16(8);
+    return {_mm256_sub_epi16(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), eight),
+            _mm256_sub_epi16(_mm256_srli_epi16(bytes, 4), eight), f16_at(p), 0.0f};
+  }
+};
+
+template <>
+struct Decoder<LPX_TENSOR_Q4_1> {
+  static constexpr std::size_t kBytes = 20;
+  static constexpr bool kMin = true;
+  static Int16Block decode(const std::uint8_t* p) noexcept {
+    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 4));
+    return {_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), _mm256_srli_epi16(bytes, 4), f16_at(p), f16_at(p + 2)};
+  }
+};
+
+template <>
+struct Decoder<LPX_TENSOR_Q5_0> {
+  static constexpr std::size_t kBytes = 22;
+  static constexpr bool kMin = false;
+  static Int16Block decode(const std::uint8_t* p) noexcept {
+    const std::uint32_t qh = u32_at(p + 2);
+    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 6));
+    const __m256i sixteen = _mm256_set1_epi16(16);
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF));
+    const __m256i hi = _mm256_or_si256(_mm256_srli_epi16(bytes, 4), fifth_bits(qh >> 16));
+    return {_mm256_sub_epi16(lo, sixteen), _mm256_sub_epi16(hi, sixteen), f16_at(p), 0.0f};
+  }
+};
+
+template <>
+struct Decoder<LPX_TENSOR_Q5_1> {
+  static constexpr std::size_t kBytes = 24;
+  static constexpr bool kMin = true;
+  static Int16Block decode(const std::uint8_t* p) noexcept {
+    const std::uint32_t qh = u32_at(p + 4);
+    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 8));
+    return {_mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF)),
+            _mm256_or_si256(_mm256_srli_epi16(bytes, 4), fifth_bits(qh >> 16)), f16_at(p), f16_at(p + 2)};
+  }
+};
+
+// The eight lane sums S_l of one block: exact int32.
+__m256i lane_sums(__m256i w_lo, __m256i w_hi, const std::uint8_t* a) noexcept {
+  return _mm256_add_epi32(_mm256_madd_epi16(w_lo, load256(a + 8)), _mm256_madd_epi16(w_hi, load256(a + 40)));
+}
+
+constexpr std::size_t kPrefetchBytes = 1536;
+
+void prefetch(const std::uint8_t* p) noexcept {
+  _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+}
+
+// --- one activation row: R weight rows decoded in registers --------------------------------------
+
+template <std::int32_t kType, int R>
+void single_row_tile(const Args& args, std::size_t r0) noexcept {
+  using D = Decoder<kType>;
+  const auto* a = static_cast<const std::uint8_t*>(args.x);
+  const std::uint8_t* w[R];
+  for (int i = 0; i < R; ++i) w[i] = static_cast<const std::uint8_t*>(args.weights) + (r0 + i) * args.row_bytes;
+  __m256 acc[R];
+  float m[R];
+  for (int i = 0; i < R; ++i) {
+    acc[i] = _mm256_setzero_ps();
+    m[i] = 0.0f;
+  }
+  for (std::size_t k = 0; k < args.columns / 32; ++k, a += reference::kI16BlockBytes) {
+    const float da = f32_at(a);
+    for (int i = 0; i < R; ++i) {
+      const std::uint8_t* p = w[i] + k * D::kBytes;
+      prefetch(p);
+      const Int16Block b = D::decode(p);
+      const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
+      acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(b.d * da), s, acc[i]);
+      if constexpr (D::kMin) m[i] = std::fma(b.m, f32_at(a + 4), m[i]);
+    }
+  }
+  for (int i = 0; i < R; ++i) args.y[r0 + i] = D::kMin ? hsum8(acc[i]) + m[i] : hsum8(acc[i]);
+}
+
+template <std::int32_t kType>
+void single_row(const Args& args, std::size_t row_begin, std::size_t row_end) noexcept {
+  std::size_t r = row_begin;
+  for (; r + 4 <= row_end; r += 4) single_row_tile<kType, 4>(args, r);
+  for (; r < row_end; ++r) single_row_tile<kType, 1>(args, r);
+}
+
+// --- several activation rows: decoded weight rows in scratch -------------------------------------
+// A decoded row: for each block 32 int16 (elements in order), then each block's d, then its m.
+
+struct DecodedRows {
+  std::uint8_t* base;
+  std::size_t blocks;
+  std::size_t row_bytes;  // i16_scratch_row_bytes
+  std::int16_t* values(std::size_t i) const { return reinterpret_cast<std::int16_t*>(base + i * row_bytes); }
+  float* d(std::size_t i) const { return reinterpret_cast<float*>(base + i * row_bytes + 64 * blocks); }
+  float* m(std::size_t i) const { return d(i) + blocks; }
+};
+
+template <std::int32_t kType>
+void decode_row(const std::uint8_t* w, const DecodedRows& out, std::size_t i) noexcept {
+  using D = Decoder<kType>;
+  std::int16_t* values = out.values(i);
+  for (std::size_t k = 0; k < out.blocks; ++k, w += D::kBytes) {
+    prefetch(w);
+    const Int16Block b = D::decode(w);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + 32 * k), b.lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + 32 * k + 16), b.hi);
+    out.d(i)[k] = b.d;
+    out.m(i)[k] = b.m;
+  }
+}
+
+// Decoded weight row i (output row r) times activation rows b0..b0+B-1.
+template <bool kMin, int B>
+void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std::size_t r, std::size_t b0) noexcept {
+  const std::size_t x_bytes = reference::i16_row_bytes(args.columns);
+  const std::uint8_t* a[B];
+  for (int b = 0; b < B; ++b) a[b] = static_cast<const std::uint8_t*>(args.x) + (b0 + b) * x_bytes;
+  __m256 acc[B];
+  float m[B];
+  for (int b = 0; b < B; ++b) {
+    acc[b] = _mm256_setzero_ps();
+    m[b] = 0.0f;
+  }
+  const std::int16_t* values = rows.values(i);
+  const float* d = rows.d(i);
+  const float* mins = rows.m(i);
+  for (std::size_t k = 0; k < rows.blocks; ++k) {
+    const __m256i lo = load256(values + 32 * k), hi = load256(values + 32 * k + 16);
+    for (int b = 0; b < B; ++b) {
+      const std::uint8_t* block = a[b] + k * reference::kI16BlockBytes;
+      const __m256 s = _mm256_cvtepi32_ps(lane_sums(lo, hi, block));
+      acc[b] = _mm256_fmadd_ps(_mm256_set1_ps(d[k] * f32_at(block)), s, acc[b]);
+      if constexpr (kMin) m[b] = std::fma(mins[k], f32_at(block + 4), m[b]);
+    }
+  }
+  for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = kMin ? hsum8(acc[b]) + m[b] : hsum8(acc[b]);
+}
+
+template <std::int32_t kType>
+void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
+  constexpr bool kMin = Decoder<kType>::kMin;
+  const DecodedRows rows{static_cast<std::uint8_t*>(scratch), args.columns / 32, i16_scratch_row_bytes(args.columns)};
+  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
+  for (std::size_t r0 = row_begin; r0 < row_end; r0 += kI16ScratchRows) {
+    const std::size_t n = r0 + kI16ScratchRows <= row_end ? kI16ScratchRows : row_end - r0;
+    for (std::size_t i = 0; i < n; ++i) decode_row<kType>(weights + (r0 + i) * args.row_bytes, rows, i);
+    std::size_t b = 0;
+    for (; b + 4 <= args.batch; b += 4) {
+      for (std::size_t i = 0; i < n; ++i) decoded_tile<kMin, 4>(args, rows, i, r0 + i, b);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (args.batch - b) {
+        case 3: decoded_tile<kMin, 3>(args, rows, i, r0 + i, b); break;
+        case 2: decoded_tile<kMin, 2>(args, rows, i, r0 + i, b); break;
+        case 1: decoded_tile<kMin, 1>(args, rows, i, r0 + i, b); break;
+        default: break;
+      }
+    }
+  }
+}
+
+template <std::int32_t kType>
+void rows_of(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
+  if (args.batch == 1) return single_row<kType>(args, row_begin, row_end);
+  several_rows<kType>(args, row_begin, row_end, scratch);
+}
+
+}  // namespace
+
+void quantize_activations_i16(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept {
+  auto* bytes = static_cast<std::uint8_t*>(out);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (std::size_t r = 0; r < batch; ++r) {
+    for (std::size_t k = 0; k < columns / 32; ++k, bytes += reference::kI16BlockBytes) {
+      const float* v = x + r * columns + 32 * k;
+      __m256 values[4];
+      __m256 amax = _mm256_setzero_ps();
+      for (int i = 0; i < 4; ++i) {
+        values[i] = _mm256_loadu_ps(v + 8 * i);
+        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, values[i]));
+      }
+      const float max = horizontal_max(amax);
+      const float d = max / 32767.0f;
+      const __m256 id = _mm256_set1_ps(max != 0.0f ? 32767.0f / max : 0.0f);
+      __m256i q[4];
+      __m256i sum = _mm256_setzero_si256();
+      for (int i = 0; i < 4; ++i) {
+        q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(values[i], id));  // round half to even
+        sum = _mm256_add_epi32(sum, q[i]);
+      }
+      // packs works per 128-bit half: [0-3, 8-11, 4-7, 12-15] until the permute.
+      const __m256i lo = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xD8);
+      const __m256i hi = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xD8);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes + 8), lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes + 40), hi);
+      const float s = d * static_cast<float>(horizontal_sum(sum));
+      std::memcpy(bytes, &d, 4);
+      std::memcpy(bytes + 4, &s, 4);
+    }
+  }
+}
+
+void dot_rows_i16(const reference::I16MatmulArgs& args, std::size_t row_begin, std::size_t row_end,
+                  void* scratch) noexcept {
+  if (row_begin >= row_end || args.batch == 0) return;
+  switch (args.type) {
+    case LPX_TENSOR_Q8_0: return rows_of<LPX_TENSOR_Q8_0>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q4_0: return rows_of<LPX_TENSOR_Q4_0>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q4_1: return rows_of<LPX_TENSOR_Q4_1>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q5_0: return rows_of<LPX_TENSOR_Q5_0>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q5_1: return rows_of<LPX_TENSOR_Q5_1>(args, row_begin, row_end, scratch);
+    default: return;
+  }
+}
+
+}  // namespace lpx::kernels::LPX_X86_ISA

@@ -1,0 +1,156 @@
+// The int16-activation matmul (reference/matmul_i16.hpp): the reference against float64 and
+// against the q8 mode's error, its rounding properties, and every SIMD kernel set bit for bit
+// against it (activation bytes and outputs; batch 1..15, odd rows, any row split).
+#include "reference/matmul_i16.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernel_set_params.hpp"
+#include "matmul_test_support.hpp"
+#include "reference/dequantize.hpp"
+#include "reference/matmul.hpp"
+#include "reference/quantize_activations.hpp"
+#include "reference/tensor_types.hpp"
+#include "reference/vec_dot.hpp"
+
+namespace lpx::kernels::reference {
+namespace {
+
+using matmul_test::same_bits;
+using matmul_test::type_name;
+
+constexpr lpx_tensor_type kI16Types[] = {LPX_TENSOR_Q8_0, LPX_TENSOR_Q4_0, LPX_TENSOR_Q4_1, LPX_TENSOR_Q5_0,
+                                         LPX_TENSOR_Q5_1};
+
+float f32_at(const std::uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+std::vector<std::uint8_t> quantize(const std::vector<float>& x, std::size_t columns, std::size_t batch) {
+  std::vector<std::uint8_t> out(i16_row_bytes(columns) * batch);
+  quantize_activations_i16(x.data(), columns, batch, out.data());
+  return out;
+}
+
+TEST(ReferenceI16, WhichTypesTakeInt16Activations) {
+  for (std::int32_t type : matmul_test::kAllTypes) {
+    const bool expected = type == LPX_TENSOR_Q8_0 || type == LPX_TENSOR_Q4_0 || type == LPX_TENSOR_Q4_1 ||
+                          type == LPX_TENSOR_Q5_0 || type == LPX_TENSOR_Q5_1;
+    EXPECT_EQ(i16_dot_type(type), expected) << type_name(type);
+  }
+}
+
+// Each block: d = amax / 32767, the largest magnitude maps to +-32767, every value within d / 2,
+// s = d * sum(q); an all-zero block is all zeros.
+TEST(ReferenceI16, RoundsEachBlockTo16Bits) {
+  matmul_test::Random random(5);
+  const std::size_t columns = 96;
+  std::vector<float> x = random.activations(1, columns);
+  for (std::size_t c = 32; c < 64; ++c) x[c] = 0.0f;
+  const auto bytes = quantize(x, columns, 1);
+  for (std::size_t k = 0; k < columns / 32; ++k) {
+    const std::uint8_t* block = bytes.data() + k * kI16BlockBytes;
+    float amax = 0.0f;
+    for (std::size_t e = 0; e < 32; ++e) amax = std::fmax(amax, std::fabs(x[32 * k + e]));
+    const float d = f32_at(block);
+    EXPECT_EQ(d, amax / 32767.0f);
+    int sum = 0, largest = 0;
+    for (std::size_t e = 0; e < 32; ++e) {
+      std::int16_t q;
+      std::memcpy(&q, block + 8 + 2 * e, 2);
+      sum += q;
+      largest = std::max(largest, std::abs(static_cast<int>(q)));
+      EXPECT_LE(std::fabs(static_cast<double>(q) * static_cast<double>(d) - static_cast<double>(x[32 * k + e])),
+                0.5001 * static_cast<double>(d))
+          << k << " " << e;
+    }
+    EXPECT_EQ(largest, amax == 0.0f ? 0 : 32767);
+    EXPECT_EQ(f32_at(block + 4), d * static_cast<float>(sum));
+  }
+}
+
+// Against the float64 dot of the model's weights with the unrounded activations: within the
+// rounding of the activations (|w| . d/2 per element) plus f32 accumulation, and far closer than
+// the q8 mode (256 times finer steps).
+TEST(ReferenceI16, IsCloseToTheExactDotAndFarCloserThanQ8) {
+  for (std::int32_t type : kI16Types) {
+    matmul_test::Random random(40u + static_cast<std::uint32_t>(type));
+    const std::size_t columns = 576, rows = 64;
+    const auto w = random.weights(type, rows, columns);
+    const auto x = random.activations(1, columns);
+    const auto xi = quantize(x, columns, 1);
+    std::vector<std::uint8_t> x8(activation_row_bytes(type, columns));
+    reference::quantize_activations(type, x.data(), columns, 1, x8.data());
+    const std::size_t row_bytes = *row_size_bytes(type, columns);
+    double i16_error = 0, q8_error = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::vector<float> wf(columns);
+      ASSERT_EQ(dequantize_row(type, w.data() + r * row_bytes, columns, wf.data()), DequantizeStatus::ok);
+      double exact = 0, magnitude = 0, bound = 0;
+      for (std::size_t c = 0; c < columns; ++c) {
+        const double wc = wf[c], xc = x[c];
+        exact += wc * xc;
+        magnitude += std::fabs(wc * xc);
+        bound += std::fabs(wc) * 0.5 * static_cast<double>(f32_at(xi.data() + c / 32 * kI16BlockBytes));
+      }
+      const double y = dot_i16_activations(type, w.data() + r * row_bytes, xi.data(), columns);
+      EXPECT_LE(std::fabs(y - exact), bound + 1e-6 * magnitude + 1e-30) << type_name(type) << " row " << r;
+      i16_error += std::fabs(y - exact);
+      q8_error += std::fabs(static_cast<double>(vec_dot(type, w.data() + r * row_bytes, x8.data(), columns)) - exact);
+    }
+    EXPECT_LT(i16_error * 50, q8_error) << type_name(type);
+  }
+}
+
+class SimdI16Matmul : public ::testing::TestWithParam<test::SetAndType> {
+ protected:
+  void SetUp() override {
+    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
+  }
+};
+
+TEST_P(SimdI16Matmul, SameBytesAndBitsAsTheReference) {
+  const std::int32_t type = GetParam().type;
+  const cpu::KernelSet& k = *GetParam().set;
+  matmul_test::Random random(900u + static_cast<std::uint32_t>(type));
+  for (std::size_t columns : {std::size_t{32}, std::size_t{96}, std::size_t{37 * 32}}) {
+    for (std::size_t rows : {std::size_t{37}, std::size_t{36}}) {
+      const auto w = random.weights(type, rows, columns);
+      const std::size_t row_bytes = *row_size_bytes(type, columns);
+      for (std::size_t batch = 1; batch <= 15; ++batch) {
+        auto x = random.activations(batch, columns);
+        if (batch == 3) {
+          for (std::size_t c = 0; c < 32; ++c) x[columns + c] = 0.0f;  // an all-zero block
+        }
+        const auto expected_bytes = quantize(x, columns, batch);
+        std::vector<std::uint8_t> bytes(expected_bytes.size(), 0x55);
+        k.quantize_activations_i16(x.data(), columns, batch, bytes.data());
+        ASSERT_EQ(bytes, expected_bytes) << type_name(type) << " columns " << columns << " batch " << batch;
+        std::vector<float> expected(rows * batch, -1.0f), actual(rows * batch, -2.0f);
+        dot_rows_i16({type, w.data(), row_bytes, rows, columns, bytes.data(), batch, expected.data()}, 0, rows);
+        std::vector<float> scratch(k.f32_scratch_rows * columns, NAN);
+        const I16MatmulArgs args{type, w.data(), row_bytes, rows, columns, bytes.data(), batch, actual.data()};
+        // Three ranges with odd boundaries: results never depend on the split.
+        k.dot_rows_i16(args, 0, 5, scratch.data());
+        k.dot_rows_i16(args, 5, 18, scratch.data());
+        k.dot_rows_i16(args, 18, rows, scratch.data());
+        EXPECT_TRUE(same_bits(expected, actual))
+            << type_name(type) << " columns " << columns << " rows " << rows << " batch " << batch;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(KernelSets, SimdI16Matmul, ::testing::ValuesIn(test::every_set_and_type(kI16Types)),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type);
+                         });
+
+}  // namespace
+}  // namespace lpx::kernels::reference
