@@ -26,19 +26,19 @@ inline constexpr const char* kCapabilities[] = {
 
 // The `activations` option of both plugins: the precision of the activations in matmuls.
 inline constexpr lpx_option_spec kActivationsOption = lpx::one_of(
-    lpx::option("activations", LPX_OPTION_STRING, "\"q8\"",
-                "Activation precision in matmuls: q8 = 8-bit blocks like llama.cpp (its exact "
-                "results); f32 = float activations against exactly dequantized weights (the "
-                "model's own arithmetic, slowest); i16 = 16-bit blocks for Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 "
-                "weights, f32 for the rest (within amax/65534 of f32 per activation, integer-speed)"),
+    lpx::option("activations", LPX_OPTION_STRING, "\"i16\"",
+                "Activation precision in matmuls: i16 = 16-bit blocks for Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 "
+                "weights, f32 for the rest (the model's arithmetic within 1e-6 KL, integer speed); "
+                "q8 = 8-bit blocks like llama.cpp (fastest, its exact results); f32 = float "
+                "activations against exactly dequantized weights (the reference, slowest)"),
     "q8|f32|i16");
 
 // How a matmul treats its activations (reference/matmul.hpp, matmul_f32.hpp, matmul_i16.hpp).
 enum class Activations { q8, f32, i16 };
 
-// The `activations` option; q8 when the host passed no value at all.
+// The `activations` option; the default, i16, when the host passed no value at all.
 inline Activations activations_of(const lpx::Options& options) {
-  if (!options.is_set("activations")) return Activations::q8;
+  if (!options.is_set("activations")) return Activations::i16;
   const std::string value = options.get_string("activations");
   if (value == "q8") return Activations::q8;
   if (value == "f32") return Activations::f32;

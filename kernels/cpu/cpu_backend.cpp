@@ -6,11 +6,11 @@
 // (query row, head) pairs (attention), never inside one sum, so the thread count changes speed
 // only.
 //
-// Matmul activations (option `activations`): "q8" (default) rounds them to the weight type's dot
-// format, llama.cpp's arithmetic (reference/matmul.hpp); "f32" keeps them f32 against exactly
-// dequantized weights (reference/matmul_f32.hpp); "i16" rounds them to 16-bit blocks for the
-// 32-element weight types (reference/matmul_i16.hpp) and runs f32 for the others. All three are
-// bit-identical to cpu-scalar's.
+// Matmul activations (option `activations`): "i16" (default) rounds them to 16-bit blocks for
+// the 32-element weight types (reference/matmul_i16.hpp) and runs f32 for the others; "q8"
+// rounds them to the weight type's dot format, llama.cpp's arithmetic (reference/matmul.hpp);
+// "f32" keeps them f32 against exactly dequantized weights (reference/matmul_f32.hpp). All three
+// are bit-identical to cpu-scalar's.
 //
 // Memory: reserve() sizes the quantized-activation buffer (q8) or one dequantized-row scratch
 // per thread (f32), and one attention scratch per thread; after it no kernel call allocates for

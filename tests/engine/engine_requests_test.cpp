@@ -271,8 +271,9 @@ TEST_F(EngineRequests, ChatAnswersNeverShowSpecialTokens) {
 }
 
 // The default model's answer depends on the arithmetic: with llama.cpp's 8-bit activations it
-// starts "L'Étoile" (the peer's fixture agrees); with float activations it says Paris.
-TEST_F(EngineRequests, FloatActivationsAnswerTheCapitalOfFrance) {
+// starts "L'Étoile" (the peer's fixture agrees); with float activations, and with the default
+// 16-bit ones, it says Paris.
+TEST_F(EngineRequests, FloatAndDefaultActivationsAnswerTheCapitalOfFrance) {
   core::EngineConfig config;
   config.context_size = 256;
   lpx_chat_message m[] = {{"user", "What is the capital of France?"}};
@@ -285,7 +286,10 @@ TEST_F(EngineRequests, FloatActivationsAnswerTheCapitalOfFrance) {
   const Generation exact = generate(*f32, r);
   EXPECT_EQ(exact.text, "The capital of France is Paris.");
   EXPECT_EQ(exact.finish_reason, LPX_FINISH_EOG);
-  auto q8 = make(config);
+  auto by_default = make(config);
+  EXPECT_EQ(generate(*by_default, r).text, "The capital of France is Paris.");
+  auto q8 = host_.engine(smollm2_path(), "cpu", {"greedy"}, config, {{"activations", std::string("q8")}});
+  ASSERT_NE(q8, nullptr);
   EXPECT_EQ(generate(*q8, r).text.rfind("L'\xc3\x89toile", 0), 0u);
 }
 

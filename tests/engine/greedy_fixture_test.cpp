@@ -149,6 +149,9 @@ std::vector<FixturePrompt> load_fixture(const std::string& file) {
   return prompts;
 }
 
+// llama.cpp's arithmetic: the 8-bit activation blocks every peer fixture was made with.
+const std::map<std::string, core::OptionValue> kPeerArithmetic = {{"activations", std::string("q8")}};
+
 struct Case {
   const char* fixture;              // under tests/fixtures/
   std::filesystem::path (*model)();  // NULL: the fixture's synthetic model
@@ -179,7 +182,7 @@ class GreedyFixture : public ::testing::TestWithParam<Case> {
 
 TEST_P(GreedyFixture, TeacherForcedLogitsMatchThePeer) {
   const Case& c = GetParam();
-  ForwardRig rig(host_, model_, c.backend, {}, c.context);
+  ForwardRig rig(host_, model_, c.backend, kPeerArithmetic, c.context);
   double max_diff = 0;
   std::size_t steps = 0;
   auto prompts = load_fixture(c.fixture);
@@ -216,7 +219,7 @@ TEST_P(GreedyFixture, PromptsTokenizeAsThePeerTokenizedThem) {
   core::EngineConfig config;
   config.context_size = c.context;
   config.max_sequences = 1;
-  auto engine = host_.engine(model_, c.backend, {"greedy"}, config);
+  auto engine = host_.engine(model_, c.backend, {"greedy"}, config, kPeerArithmetic);
   ASSERT_NE(engine, nullptr);
   for (const FixturePrompt& p : load_fixture(c.fixture)) {
     core::Tokenizer::EncodeOptions options;
@@ -234,7 +237,7 @@ TEST_P(GreedyFixture, GreedyTokensMatchThePeer) {
   core::EngineConfig config;
   config.context_size = c.context;
   config.max_sequences = 1;
-  auto engine = host_.engine(model_, c.backend, {"greedy"}, config);
+  auto engine = host_.engine(model_, c.backend, {"greedy"}, config, kPeerArithmetic);
   ASSERT_NE(engine, nullptr);
   auto prompts = load_fixture(c.fixture);
   prompts.resize(std::min(prompts.size(), c.max_prompts));

@@ -3,6 +3,7 @@
 // (reference::dot_rows_f32) bits; "q8" stays the default; a bad value is refused.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -103,7 +104,9 @@ TEST_F(CpuBackendF32, ReserveCoversTheDequantizationScratch) {
   }
 }
 
-TEST_F(CpuBackendF32, Q8IsTheDefaultAndDiffersFromF32) {
+// The three modes are three arithmetics: i16 (the default) differs from both q8 and f32, and
+// is far closer to f32.
+TEST_F(CpuBackendF32, I16IsTheDefaultAndTheModesDiffer) {
   kernels::matmul_test::Random random(12);
   const std::size_t rows = 64, columns = 256;
   const auto data = random.weights(LPX_TENSOR_Q4_1, rows, columns);
@@ -111,11 +114,20 @@ TEST_F(CpuBackendF32, Q8IsTheDefaultAndDiffersFromF32) {
   const auto x = random.activations(2, columns);
   for (const char* plugin : {"cpu", "cpu-scalar"}) {
     Backend by_default(services, plugin);
+    Backend i16(services, plugin, {{"activations", std::string("i16")}});
     Backend q8(services, plugin, {{"activations", std::string("q8")}});
     Backend f32(services, plugin, kF32);
     const auto y = by_default.matmul(w, x, 2);
-    EXPECT_TRUE(same_bits(y, q8.matmul(w, x, 2))) << plugin;
-    EXPECT_FALSE(same_bits(y, f32.matmul(w, x, 2))) << plugin;
+    const auto y_q8 = q8.matmul(w, x, 2), y_f32 = f32.matmul(w, x, 2);
+    EXPECT_TRUE(same_bits(y, i16.matmul(w, x, 2))) << plugin;
+    EXPECT_FALSE(same_bits(y, y_q8)) << plugin;
+    EXPECT_FALSE(same_bits(y, y_f32)) << plugin;
+    double i16_off = 0, q8_off = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      i16_off += std::fabs(static_cast<double>(y[i]) - static_cast<double>(y_f32[i]));
+      q8_off += std::fabs(static_cast<double>(y_q8[i]) - static_cast<double>(y_f32[i]));
+    }
+    EXPECT_LT(i16_off * 50, q8_off) << plugin;
   }
 }
 

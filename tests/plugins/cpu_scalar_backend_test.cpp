@@ -1,7 +1,7 @@
 // The cpu-scalar backend plugin: matmul over every tensor type, checked bit for bit against the
 // reference matmul and against a float64 dot product of the gguf-py dequantized weights
 // (tests/kernels/golden) with the activations as rounded to the weight type's dot format (ABI
-// 1.2: matmul rounds x first), on random inputs.
+// 1.2: matmul rounds x first; `activations = "q8"`), on random inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +31,10 @@ class CpuScalarBackend : public ::testing::TestWithParam<lpx_tensor_type> {
   void SetUp() override {
     auto plugin = PluginLibrary::load(test::builtin_plugin("cpu-scalar"), services, "cpu-scalar");
     ASSERT_TRUE(plugin) << plugin.error();
-    auto created = plugin.value()->create(ResolvedOptions{});
+    // The q8 arithmetic (the plugin's llama.cpp mode), which this test holds to the reference.
+    ResolvedOptions options = default_options(plugin.value()->description().options);
+    options.values["activations"] = std::string("q8");
+    auto created = plugin.value()->create(options);
     ASSERT_TRUE(created) << created.error();
     instance = *created;
     api = &instance->api<lpx_quant_backend_api>();

@@ -7,13 +7,13 @@
 namespace lpx::cli {
 namespace {
 
-// The CPU backends run with float activations, as pipelines/chat.toml does (see there: closer to
-// the model's own arithmetic; --set backend.activations=q8 for llama.cpp's bits and speed).
+// The CPU backends run with 16-bit activations, as pipelines/chat.toml does (see there: the
+// model's own arithmetic within 1e-6 KL; --set backend.activations=q8 for llama.cpp's bits and
+// speed); the GPU computes with f32 activations.
 toml::table backend_table(const core::BackendChoice& choice) {
   toml::table table{{"plugin", choice.plugin}};
-  if (choice.plugin == "cpu" || choice.plugin == "cpu-scalar" || choice.plugin == "cuda") {
-    table.insert("activations", "f32");
-  }
+  if (choice.plugin == "cpu" || choice.plugin == "cpu-scalar") table.insert("activations", "i16");
+  if (choice.plugin == "cuda") table.insert("activations", "f32");
   if (auto it = choice.options.find("gpu"); it != choice.options.end()) {
     table.insert("gpu", std::get<std::int64_t>(it->second));
   }
