@@ -134,9 +134,14 @@ struct Decoder<LPX_TENSOR_Q5_1> {
   }
 };
 
-// The eight lane sums S_l of one block: exact int32.
+// The eight lane sums S_l of one block: exact int32 (vpdpwssd adds without saturating: the
+// same sums in one instruction fewer).
 __m256i lane_sums(__m256i w_lo, __m256i w_hi, const std::uint8_t* a) noexcept {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpwssd_epi32(_mm256_madd_epi16(w_lo, load256(a + 8)), w_hi, load256(a + 40));
+#else
   return _mm256_add_epi32(_mm256_madd_epi16(w_lo, load256(a + 8)), _mm256_madd_epi16(w_hi, load256(a + 40)));
+#endif
 }
 
 constexpr std::size_t kPrefetchBytes = 1536;
@@ -160,14 +165,17 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
     m[i] = 0.0f;
   }
   for (std::size_t k = 0; k < args.columns / 32; ++k, a += reference::kI16BlockBytes) {
-    const float da = f32_at(a);
+    const __m256 da = _mm256_broadcast_ss(reinterpret_cast<const float*>(a));
     for (int i = 0; i < R; ++i) {
       const std::uint8_t* p = w[i] + k * D::kBytes;
       prefetch(p);
       const Int16Block b = D::decode(p);
       const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
-      acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(b.d * da), s, acc[i]);
-      if constexpr (D::kMin) m[i] = std::fma(b.m, f32_at(a + 4), m[i]);
+      // The block's f16 scale (and minimum, the next two bytes in the _1 types) in one
+      // conversion; dw * da rounds as the scalar product does.
+      const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(u32_at(p))));
+      acc[i] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcastss_ps(dm), da), s, acc[i]);
+      if constexpr (D::kMin) m[i] = std::fma(_mm_cvtss_f32(_mm_movehdup_ps(dm)), f32_at(a + 4), m[i]);
     }
   }
   for (int i = 0; i < R; ++i) args.y[r0 + i] = D::kMin ? hsum8(acc[i]) + m[i] : hsum8(acc[i]);
