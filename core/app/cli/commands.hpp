@@ -68,7 +68,11 @@ struct ServeArguments {
   std::string device = "cpu";
   std::string backend;
   std::uint32_t context_size = 4096;
-  std::uint32_t max_sequences = 4;
+  // Streams decoded together: 8, as llama-server -np 8 serves them. With 4, eight clients meant
+  // four waited behind whole answers (TTFT p50 1,037 ms against 89 ms with 8, 2-core Xeon,
+  // docs/perf/server.md). The KV cache holds every sequence at full context (SmolLM2-135M at
+  // 4,096: 740 MiB).
+  std::uint32_t max_sequences = 8;
   SpeculativeFlags speculative;        // [speculative]
   std::vector<std::string> overrides;  // "a.b.c=value", as for run
 };
