@@ -55,7 +55,8 @@ if [[ -n $options ]]; then
   configs+=("$options")
 else
   default=$(sed -n 's/^activations = "\(.*\)"/\1/p' "$root/pipelines/chat.toml" | head -1)
-  configs+=("activations=${default:-q8}")
+  [[ -n $default ]] || { echo "error: no activations = \"…\" in pipelines/chat.toml" >&2; exit 1; }
+  configs+=("activations=$default")
   [[ $default == q8 ]] || configs+=("activations=q8")
 fi
 declare -A ours peers
@@ -65,8 +66,10 @@ for t in ${generate//,/ }; do tests+=("tg$t"); done
 
 # What the numbers were measured on.
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|f16c|avx512[a-z_0-9]*|avx_vnni|amx_[a-z0-9]+)$' | tr '\n' ' ')
+isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|f16c|avx512[a-z_0-9]*|avx_vnni|amx_[a-z0-9]+)$' | tr '\n' ' ' || true)
 kernels=$("$lpx" --version | sed -n 's/^cpu kernels: //p')
+forced=$(tr ' ' '\n' <<<"$options" | sed -n 's/^kernels=//p')
+[[ -n $forced ]] && kernels="$forced (forced)"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 peer_build=$(LD_LIBRARY_PATH=$(dirname "$llama_bench") "$llama_bench" --version 2>&1 | head -1 || true)
 echo "* CPU: $cpu_model, $(nproc) CPUs; features: $isa"

@@ -12,8 +12,8 @@
 // "f32" keeps them f32 against exactly dequantized weights (reference/matmul_f32.hpp). All three
 // are bit-identical to cpu-scalar's.
 //
-// Memory: reserve() sizes the quantized-activation buffer (q8) or one dequantized-row scratch
-// per thread (f32), and one attention scratch per thread; after it no kernel call allocates for
+// Memory: reserve() sizes the rounded-activation buffer (q8, i16), one decoded-row scratch per
+// thread (f32, i16), and one attention scratch per thread; after it no kernel call allocates for
 // work within the reserved limits (a call beyond them grows the buffers, which is a caller bug
 // and is logged once).
 #include <algorithm>

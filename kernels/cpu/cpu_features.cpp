@@ -103,4 +103,8 @@ std::size_t physical_core_count() noexcept {
   return count;
 }
 
+bool runs_avx2_kernels() noexcept { return cpu_features().has_avx2_kernels(); }
+
+bool runs_avx512_kernels() noexcept { return cpu_features().has_avx512_kernels(); }
+
 }  // namespace lpx::kernels::cpu

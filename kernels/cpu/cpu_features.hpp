@@ -31,6 +31,11 @@ struct CpuFeatures {
 // The features of this CPU (cpuid and xgetbv; all false on non-x86 builds).
 const CpuFeatures& cpu_features() noexcept;
 
+// cpu_features().has_avx2_kernels() / has_avx512_kernels(), as functions the kernel-set table
+// points to: compiled here, without the ISA flags of the sets they guard.
+bool runs_avx2_kernels() noexcept;
+bool runs_avx512_kernels() noexcept;
+
 // Physical cores this process may run on: distinct (physical_package_id, core_id) pairs in
 // /sys/devices/system/cpu/cpu*/topology over the CPUs of its affinity mask, so SMT siblings
 // count once. Falls back to std::thread::hardware_concurrency() (at least 1).

@@ -38,7 +38,7 @@ constexpr KernelSet kPortable{"portable",
 }  // namespace
 
 std::span<const KernelSet* const> kernel_sets() noexcept {
-  static const KernelSet* const kSets[] = {&avx512::kernel_set(), &avx2::kernel_set(), &kPortable};
+  static const KernelSet* const kSets[] = {&avx512::kKernelSet, &avx2::kKernelSet, &kPortable};
   return kSets;
 }
 

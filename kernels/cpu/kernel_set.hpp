@@ -55,10 +55,11 @@ const KernelSet* choose_kernel_set(std::string_view requested, std::string& why)
 
 }  // namespace lpx::kernels::cpu
 
-// Each x86 ISA level's table, defined by its compilation of x86/kernel_set.cpp.
+// Each x86 ISA level's table, defined by its compilation of x86/kernel_set.cpp: constant data,
+// so nothing compiled for that level runs before runs_here() has said it may.
 namespace lpx::kernels::avx2 {
-const cpu::KernelSet& kernel_set() noexcept;
+extern const cpu::KernelSet kKernelSet;
 }
 namespace lpx::kernels::avx512 {
-const cpu::KernelSet& kernel_set() noexcept;
+extern const cpu::KernelSet kKernelSet;
 }

@@ -111,7 +111,7 @@ class ScalarBackend final : public lpx::QuantBackend {
   }
 
   const cpu::Activations activations_mode_;  // the `activations` option
-  std::vector<std::uint8_t> activations_;  // q8: the quantized x of the current matmul
+  std::vector<std::uint8_t> activations_;  // q8, i16: the rounded x of the current matmul
   std::vector<float> scratch_;             // attention scratch
 };
 

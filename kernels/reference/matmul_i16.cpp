@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 
 #include "lpx/kinds/tensor.h"
 #include "reference/half_precision.hpp"
+#include "reference/tensor_types.hpp"
 #include "reference/vec_dot_blocks.hpp"
 
 namespace lpx::kernels::reference {
@@ -80,20 +82,12 @@ WeightBlock read_block(std::int32_t type, const std::uint8_t* p) noexcept {
   return b;
 }
 
-std::size_t weight_block_bytes(std::int32_t type) noexcept {
-  switch (type) {
-    case LPX_TENSOR_Q8_0: return 34;
-    case LPX_TENSOR_Q4_0: return 18;
-    case LPX_TENSOR_Q4_1: return 20;
-    case LPX_TENSOR_Q5_0: return 22;
-    case LPX_TENSOR_Q5_1: return 24;
-    default: return 0;
-  }
-}
-
 }  // namespace
 
-bool i16_dot_type(std::int32_t type) noexcept { return weight_block_bytes(type) != 0; }
+bool i16_dot_type(std::int32_t type) noexcept {
+  return type == LPX_TENSOR_Q8_0 || type == LPX_TENSOR_Q4_0 || type == LPX_TENSOR_Q4_1 || type == LPX_TENSOR_Q5_0 ||
+         type == LPX_TENSOR_Q5_1;
+}
 
 void quantize_activations_i16(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept {
   auto* bytes = static_cast<std::uint8_t*>(out);
@@ -103,7 +97,9 @@ void quantize_activations_i16(const float* x, std::size_t columns, std::size_t b
       float amax = 0.0f;
       for (int e = 0; e < 32; ++e) amax = std::fmax(amax, std::fabs(v[e]));
       const float d = amax / 32767.0f;
-      const float id = amax != 0.0f ? 32767.0f / amax : 0.0f;
+      // A block so small that 32767 / amax overflows (amax below ~1e-34) rounds to zeros.
+      const float inverse = 32767.0f / amax;
+      const float id = amax != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f;
       int sum = 0;
       for (int e = 0; e < 32; ++e) {
         const auto q = static_cast<std::int16_t>(std::nearbyint(v[e] * id));
@@ -118,7 +114,8 @@ void quantize_activations_i16(const float* x, std::size_t columns, std::size_t b
 }
 
 float dot_i16_activations(std::int32_t type, const void* w, const void* x, std::size_t columns) noexcept {
-  const std::size_t block_bytes = weight_block_bytes(type);
+  if (!i16_dot_type(type)) return 0.0f;
+  const std::size_t block_bytes = traits_of(type)->block_bytes;
   const auto* wb = static_cast<const std::uint8_t*>(w);
   const auto* xb = static_cast<const std::uint8_t*>(x);
   float acc[8] = {};

@@ -6,8 +6,8 @@
 // which the plugins route (i16_dot_type()).
 //
 // Activation block (kI16BlockBytes): f32 d = amax / 32767, f32 s = d * (sum of q) (exact: the
-// sum is below 2^24), int16 q[32] = round_half_even(x * (32767 / amax)); amax = 0 gives d = 0,
-// q = 0.
+// sum is below 2^24), int16 q[32] = round_half_even(x * (32767 / amax)); amax = 0, or so small
+// that 32767 / amax overflows, gives q = 0. Activations must be finite.
 //
 // The dot of one weight row with one activation row, block by block in row order: w(e) is the
 // weight's integer (Q8_0: q; Q4_0: q - 8; Q5_0: q - 16; Q4_1, Q5_1: q), dw and mw its f16 scale
@@ -15,8 +15,8 @@
 // e in {2l, 2l + 1, 16 + 2l, 17 + 2l} (|S_l| < 2^24, so float(S_l) is exact), then
 // acc_l = fma(dw * da, float(S_l), acc_l) with dw * da rounded to f32; the _1 types also take
 // m = fma(mw, s, m) per block. Result: ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7)), plus m.
-// The lanes are those of two pmaddwd over elements 0..15 and 16..31 (or one vpdpwssd over all
-// 32, its halves added), so SIMD code sums the same integers and rounds the same floats.
+// The lanes are those of two pmaddwd over elements 0..15 and 16..31 (or pmaddwd then vpdpwssd),
+// so SIMD code sums the same integers and rounds the same floats.
 //
 // Thread-safety: no state; callable from any thread on disjoint row ranges. No allocation.
 #pragma once

@@ -87,7 +87,8 @@ TEST_F(CliPerplexity, TheTextReportNamesBothRuns) {
   const std::string text(fixture_.at("text").as_string());
   const CommandResult r = run_lpx({"perplexity", "--model", kTiny, "--file", text, "--ctx", "64", "--chunks", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("reference:       cpu (activations=f32)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("evaluated:       cpu (activations=i16, "), std::string::npos) << r.out;  // the default
+  EXPECT_NE(r.out.find("reference:       cpu (activations=f32, "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("positions scored"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("top-1 agreement:"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("[1/1] perplexity"), std::string::npos) << r.err;

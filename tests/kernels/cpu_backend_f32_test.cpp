@@ -1,6 +1,7 @@
 // The `activations = "f32"` option of the `cpu` and `cpu-scalar` plugins, through the plugin ABI:
 // both give the same bits for every weight type, batch and thread count, the reference
-// (reference::dot_rows_f32) bits; "q8" stays the default; a bad value is refused.
+// (reference::dot_rows_f32) bits; "i16" is the default and the three modes differ; a bad value
+// is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>

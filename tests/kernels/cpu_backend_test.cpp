@@ -3,6 +3,9 @@
 // count; reserve() then keeps kernel calls within its limits; bad arguments become statuses.
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +28,7 @@ using kernels::matmul_test::type_name;
 class CpuBackend : public cpu_backend_test::BackendTest {};
 
 TEST_F(CpuBackend, MatmulGivesTheSameBitsAsCpuScalarForEveryType) {
+  // The default (i16) here; every mode on every kernel set below.
   Backend scalar(services, "cpu-scalar");
   Backend cpu(services, "cpu", {{"threads", std::int64_t{3}}});
   kernels::matmul_test::Random random(21);
@@ -47,9 +51,12 @@ TEST_F(CpuBackend, MatmulGivesTheSameBitsAsCpuScalarForEveryType) {
 // The `kernels` option forces a kernel set: each one this CPU runs gives cpu-scalar's bits in
 // every activation mode; one it cannot run, or a name no set has, is refused with the reason.
 TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
-  Backend scalar(services, "cpu-scalar");
-  Backend scalar_f32(services, "cpu-scalar", {{"activations", std::string("f32")}});
-  Backend scalar_i16(services, "cpu-scalar", {{"activations", std::string("i16")}});
+  const char* const modes[] = {"q8", "f32", "i16"};
+  std::vector<std::unique_ptr<Backend>> scalar;
+  for (const char* mode : modes) {
+    scalar.push_back(std::make_unique<Backend>(services, "cpu-scalar",
+                                               std::map<std::string, OptionValue>{{"activations", std::string(mode)}}));
+  }
   kernels::matmul_test::Random random(22);
   int ran = 0;
   for (const kernels::cpu::KernelSet* set : kernels::cpu::kernel_sets()) {
@@ -65,22 +72,19 @@ TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
       continue;
     }
     ++ran;
-    Backend cpu(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}});
-    Backend cpu_f32(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}, {"activations", std::string("f32")}});
-    Backend cpu_i16(services, "cpu", {{"kernels", name}, {"threads", std::int64_t{2}}, {"activations", std::string("i16")}});
-    for (std::int32_t type : kAllTypes) {
-      const std::size_t block = kernels::reference::traits_of(type)->block_elements;
-      const std::size_t rows = 37, columns = block == 1 ? 136 : 2 * block;
-      const auto data = random.weights(type, rows, columns);
-      const lpx_tensor_view w = view(type, rows, columns, data);
-      for (std::size_t batch : {1u, 4u, 9u}) {
-        const auto x = random.activations(batch, columns);
-        EXPECT_TRUE(same_bits(scalar.matmul(w, x, batch), cpu.matmul(w, x, batch)))
-            << name << " " << type_name(type) << " batch " << batch;
-        EXPECT_TRUE(same_bits(scalar_f32.matmul(w, x, batch), cpu_f32.matmul(w, x, batch)))
-            << name << " f32 " << type_name(type) << " batch " << batch;
-        EXPECT_TRUE(same_bits(scalar_i16.matmul(w, x, batch), cpu_i16.matmul(w, x, batch)))
-            << name << " i16 " << type_name(type) << " batch " << batch;
+    for (std::size_t m = 0; m < std::size(modes); ++m) {
+      Backend cpu(services, "cpu",
+                  {{"kernels", name}, {"threads", std::int64_t{2}}, {"activations", std::string(modes[m])}});
+      for (std::int32_t type : kAllTypes) {
+        const std::size_t block = kernels::reference::traits_of(type)->block_elements;
+        const std::size_t rows = 37, columns = block == 1 ? 136 : 2 * block;
+        const auto data = random.weights(type, rows, columns);
+        const lpx_tensor_view w = view(type, rows, columns, data);
+        for (std::size_t batch : {1u, 4u, 9u}) {
+          const auto x = random.activations(batch, columns);
+          EXPECT_TRUE(same_bits(scalar[m]->matmul(w, x, batch), cpu.matmul(w, x, batch)))
+              << name << " " << modes[m] << " " << type_name(type) << " batch " << batch;
+        }
       }
     }
   }
@@ -91,8 +95,8 @@ TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
     const std::size_t rows = 9, columns = block == 1 ? 64 : block;
     const auto data = random.weights(type, rows, columns);
     const auto x = random.activations(3, columns);
-    EXPECT_TRUE(same_bits(scalar_f32.matmul(view(type, rows, columns, data), x, 3),
-                          scalar_i16.matmul(view(type, rows, columns, data), x, 3)))
+    EXPECT_TRUE(same_bits(scalar[1]->matmul(view(type, rows, columns, data), x, 3),
+                          scalar[2]->matmul(view(type, rows, columns, data), x, 3)))
         << type_name(type);
   }
   try {
@@ -109,14 +113,16 @@ TEST_F(CpuBackend, ResultsDoNotDependOnTheThreadCount) {
   const auto data = random.weights(LPX_TENSOR_Q4_1, rows, columns);
   const lpx_tensor_view w = view(LPX_TENSOR_Q4_1, rows, columns, data);
   const auto x = random.activations(4, columns);
-  std::vector<float> first;
-  for (std::int64_t threads : {1, 2, 4}) {
-    Backend cpu(services, "cpu", {{"threads", threads}});
-    for (std::size_t batch : {1u, 4u}) {
-      const auto y = cpu.matmul(w, x, batch);
-      if (threads == 1 && batch == 4) first = y;
-      if (batch == 4) {
-        EXPECT_TRUE(same_bits(first, y)) << "threads " << threads;
+  for (const char* mode : {"q8", "f32", "i16"}) {
+    std::vector<float> first;
+    for (std::int64_t threads : {1, 2, 4}) {
+      Backend cpu(services, "cpu", {{"threads", threads}, {"activations", std::string(mode)}});
+      for (std::size_t batch : {1u, 4u}) {
+        const auto y = cpu.matmul(w, x, batch);
+        if (threads == 1 && batch == 4) first = y;
+        if (batch == 4) {
+          EXPECT_TRUE(same_bits(first, y)) << mode << " threads " << threads;
+        }
       }
     }
   }

@@ -108,6 +108,27 @@ TEST(ReferenceI16, IsCloseToTheExactDotAndFarCloserThanQ8) {
   }
 }
 
+// A block so small that 32767 / amax overflows rounds to zeros (rather than to infinities cast to
+// int16), in the reference and in every kernel set.
+TEST(ReferenceI16, ATinyBlockRoundsToZeros) {
+  std::vector<float> x(64, 0.0f);
+  for (std::size_t c = 0; c < 32; ++c) x[c] = (c % 2 == 0 ? 1.0f : -1.0f) * 1e-36f * static_cast<float>(c + 1);
+  for (std::size_t c = 32; c < 64; ++c) x[c] = static_cast<float>(c) - 40.0f;
+  const auto bytes = quantize(x, 64, 1);
+  for (std::size_t e = 0; e < 32; ++e) {
+    std::int16_t q;
+    std::memcpy(&q, bytes.data() + 8 + 2 * e, 2);
+    EXPECT_EQ(q, 0) << e;
+  }
+  EXPECT_EQ(f32_at(bytes.data() + 4), 0.0f);
+  for (const cpu::KernelSet* set : test::simd_kernel_sets()) {
+    if (!set->runs_here()) continue;
+    std::vector<std::uint8_t> simd(bytes.size(), 0x55);
+    set->quantize_activations_i16(x.data(), 64, 1, simd.data());
+    EXPECT_EQ(simd, bytes) << set->name;
+  }
+}
+
 class SimdI16Matmul : public ::testing::TestWithParam<test::SetAndType> {
  protected:
   void SetUp() override {

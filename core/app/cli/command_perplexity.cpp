@@ -29,17 +29,16 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-std::string report_text(const PerplexityArguments& a, const core::eval::PerplexityConfig& config,
-                        const core::eval::PerplexityReport& r) {
+std::string report_text(const PerplexityArguments& a, const core::eval::PerplexityReport& r) {
   const auto& t = r.totals;
   std::string out;
   out += "model:           " + a.model_path + "\n";
   out += "text:            " + a.text_path + " (" + std::to_string(r.text_tokens) + " tokens; " +
          std::to_string(r.windows) + " windows of " + std::to_string(r.context) + ", " +
          std::to_string(t.count()) + " positions scored)\n";
-  out += "evaluated:       " + core::eval::describe(config.evaluated) + ", " +
+  out += "evaluated:       " + r.evaluated + ", " +
          fixed(static_cast<double>(r.windows) * r.context / r.evaluated_seconds, 1) + " tokens/s\n";
-  out += "reference:       " + core::eval::describe(config.reference) + ", " +
+  out += "reference:       " + r.reference + ", " +
          fixed(static_cast<double>(r.windows) * r.context / r.reference_seconds, 1) + " tokens/s\n";
   out += "perplexity:      " + fixed(t.perplexity(), 4) + " ± " + fixed(t.perplexity_error(), 4) +
          " (reference " + fixed(t.reference_perplexity(), 4) + ")\n";
@@ -48,7 +47,7 @@ std::string report_text(const PerplexityArguments& a, const core::eval::Perplexi
   return out;
 }
 
-std::string report_json(const core::eval::PerplexityConfig& config, const core::eval::PerplexityReport& r) {
+std::string report_json(const core::eval::PerplexityReport& r) {
   const auto& t = r.totals;
   boost::json::object o;
   o["perplexity"] = t.perplexity();
@@ -61,8 +60,8 @@ std::string report_json(const core::eval::PerplexityConfig& config, const core::
   o["text_tokens"] = r.text_tokens;
   o["windows"] = r.windows;
   o["context"] = r.context;
-  o["evaluated"] = core::eval::describe(config.evaluated);
-  o["reference"] = core::eval::describe(config.reference);
+  o["evaluated"] = r.evaluated;
+  o["reference"] = r.reference;
   return boost::json::serialize(o) + "\n";
 }
 
@@ -120,7 +119,7 @@ int perplexity_command(const PerplexityArguments& a) {
     std::cerr << "error: " << report.error() << "\n";
     return kExitRuntimeError;
   }
-  std::cout << (a.json ? report_json(config, *report) : report_text(a, config, *report));
+  std::cout << (a.json ? report_json(*report) : report_text(a, *report));
   return kExitOk;
 }
 

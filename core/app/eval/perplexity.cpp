@@ -12,10 +12,14 @@
 namespace lpx::core::eval {
 namespace {
 
+// The run of `choice`; `described` gets its plugin and every option it runs with, defaults
+// included ("cpu (activations=i16, kernels=auto, threads=2)").
 Expected<std::unique_ptr<WindowLogits>> open_run(const BackendChoice& choice, const ModelFile& file,
-                                                 std::uint32_t window, PluginRegistry& registry) {
+                                                 std::uint32_t window, PluginRegistry& registry,
+                                                 std::string& described) {
   auto instance = default_instance(registry, choice.plugin, choice.options);
   if (!instance) return unexpected(instance.error());
+  described = describe({choice.plugin, {instance->options.values.begin(), instance->options.values.end()}});
   return WindowLogits::create(file, instance->instance, window);
 }
 
@@ -57,9 +61,9 @@ Expected<PerplexityReport> run_perplexity(const PerplexityConfig& config, const 
                             " tokens, fewer than one window of " + std::to_string(config.context) +
                             " (lower --ctx or give a longer text)");
   }
-  auto evaluated = open_run(config.evaluated, file, config.context, registry);
+  auto evaluated = open_run(config.evaluated, file, config.context, registry, report.evaluated);
   if (!evaluated) return unexpected(evaluated.error());
-  auto reference = open_run(config.reference, file, config.context, registry);
+  auto reference = open_run(config.reference, file, config.context, registry, report.reference);
   if (!reference) return unexpected(reference.error().prefixed("reference: "));
   const std::uint32_t n_vocab = (*evaluated)->n_vocab();
   if ((*reference)->n_vocab() != n_vocab) return invalid_argument(std::string("the two runs disagree on the vocabulary size"));
@@ -80,6 +84,10 @@ Expected<PerplexityReport> run_perplexity(const PerplexityConfig& config, const 
       return unexpected(done.error().prefixed("reference: "));
     }
     for (std::uint32_t p = first; p + 1 < config.context; ++p) {
+      if (start[p + 1] < 0 || static_cast<std::uint32_t>(start[p + 1]) >= n_vocab) {
+        return invalid_argument(config.text_path + ": token " + std::to_string(start[p + 1]) +
+                                " has no row among the model's " + std::to_string(n_vocab) + " logits");
+      }
       const std::size_t row = std::size_t{p - first} * n_vocab;
       report.totals.add(score_position({evaluated_logits.data() + row, n_vocab},
                                        {reference_logits.data() + row, n_vocab}, start[p + 1]));

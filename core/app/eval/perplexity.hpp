@@ -30,6 +30,7 @@ struct PerplexityConfig {
 };
 
 struct PerplexityReport {
+  std::string evaluated, reference;  // each run's plugin and options, defaults included
   std::uint64_t text_tokens = 0;
   std::uint32_t windows = 0;
   std::uint32_t context = 0;

@@ -29,7 +29,6 @@ class WindowLogits {
                                                         std::uint32_t window);
 
   std::uint32_t n_vocab() const noexcept { return forward_->n_vocab(); }
-  const Backend& backend() const noexcept { return *backend_; }
 
   // Runs `tokens` (1..window of them) at positions 0.. and writes the logits of positions
   // [first_output, tokens.size()) to logits[(p - first_output) * n_vocab()].

@@ -11,36 +11,30 @@
 #include "reference/ops.hpp"
 
 namespace lpx::kernels::LPX_X86_ISA {
-namespace {
-
-bool runs_here() noexcept {
-#if defined(__AVX512F__)
-  return cpu::cpu_features().has_avx512_kernels();
-#else
-  return cpu::cpu_features().has_avx2_kernels();
-#endif
-}
-
-}  // namespace
 
 static_assert(kI16ScratchRows * 72 <= kF32ScratchRows * 32 * 4, "the i16 scratch fits in the f32 one");
 
-const cpu::KernelSet& kernel_set() noexcept {
-  static constexpr cpu::KernelSet kSet{LPX_X86_ISA_NAME,
-                                       &runs_here,
-                                       &quantize_activations,
-                                       &dot_rows,
-                                       &dot_rows_f32,
-                                       kF32ScratchRows,
-                                       &quantize_activations_i16,
-                                       &dot_rows_i16,
-                                       &rms_norm_row,
-                                       &rope_row,
-                                       &swiglu,
-                                       &reference::geglu,
-                                       &attention_scratch_floats,
-                                       &attention_row};
-  return kSet;
-}
+#if defined(__AVX512F__)
+#define LPX_X86_RUNS_HERE cpu::runs_avx512_kernels
+#else
+#define LPX_X86_RUNS_HERE cpu::runs_avx2_kernels
+#endif
+
+constexpr cpu::KernelSet kKernelSet{LPX_X86_ISA_NAME,
+                                    &LPX_X86_RUNS_HERE,
+                                    &quantize_activations,
+                                    &dot_rows,
+                                    &dot_rows_f32,
+                                    kF32ScratchRows,
+                                    &quantize_activations_i16,
+                                    &dot_rows_i16,
+                                    &rms_norm_row,
+                                    &rope_row,
+                                    &swiglu,
+                                    &reference::geglu,
+                                    &attention_scratch_floats,
+                                    &attention_row};
+
+#undef LPX_X86_RUNS_HERE
 
 }  // namespace lpx::kernels::LPX_X86_ISA

@@ -11,7 +11,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
+#include "cpu/x86/simd.hpp"
 #include "lpx/kinds/tensor.h"
 
 namespace lpx::kernels::LPX_X86_ISA {
@@ -36,28 +38,6 @@ std::uint32_t u32_at(const std::uint8_t* p) noexcept {
 }
 __m256i load256(const void* p) noexcept { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 __m128i load128(const void* p) noexcept { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-
-float horizontal_max(__m256 v) noexcept {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-std::int32_t horizontal_sum(__m256i v) noexcept {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm_cvtsi128_si32(s);
-}
-
-// ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7)): reference::dots::hsum8.
-float hsum8(__m256 v) noexcept {
-  __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-  r = _mm_add_ss(r, _mm_movehdup_ps(r));
-  return _mm_cvtss_f32(r);
-}
 
 // Bit e of the 16 bits `bits` as 16 (bit 4) in int16 lane e.
 __m256i fifth_bits(std::uint32_t bits) noexcept {
@@ -178,7 +158,7 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
       if constexpr (D::kMin) m[i] = std::fma(_mm_cvtss_f32(_mm_movehdup_ps(dm)), f32_at(a + 4), m[i]);
     }
   }
-  for (int i = 0; i < R; ++i) args.y[r0 + i] = D::kMin ? hsum8(acc[i]) + m[i] : hsum8(acc[i]);
+  for (int i = 0; i < R; ++i) args.y[r0 + i] = D::kMin ? simd::hsum8(acc[i]) + m[i] : simd::hsum8(acc[i]);
 }
 
 template <std::int32_t kType>
@@ -238,7 +218,7 @@ void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std:
       if constexpr (kMin) m[b] = std::fma(mins[k], f32_at(block + 4), m[b]);
     }
   }
-  for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = kMin ? hsum8(acc[b]) + m[b] : hsum8(acc[b]);
+  for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = kMin ? simd::hsum8(acc[b]) + m[b] : simd::hsum8(acc[b]);
 }
 
 template <std::int32_t kType>
@@ -284,9 +264,10 @@ void quantize_activations_i16(const float* x, std::size_t columns, std::size_t b
         values[i] = _mm256_loadu_ps(v + 8 * i);
         amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, values[i]));
       }
-      const float max = horizontal_max(amax);
+      const float max = simd::horizontal_max(amax);
       const float d = max / 32767.0f;
-      const __m256 id = _mm256_set1_ps(max != 0.0f ? 32767.0f / max : 0.0f);
+      const float inverse = 32767.0f / max;  // 0 for the reference's all-zero cases
+      const __m256 id = _mm256_set1_ps(max != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f);
       __m256i q[4];
       __m256i sum = _mm256_setzero_si256();
       for (int i = 0; i < 4; ++i) {
@@ -298,7 +279,7 @@ void quantize_activations_i16(const float* x, std::size_t columns, std::size_t b
       const __m256i hi = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xD8);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes + 8), lo);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes + 40), hi);
-      const float s = d * static_cast<float>(horizontal_sum(sum));
+      const float s = d * static_cast<float>(simd::horizontal_sum(sum));
       std::memcpy(bytes, &d, 4);
       std::memcpy(bytes + 4, &s, 4);
     }

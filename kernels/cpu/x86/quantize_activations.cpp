@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cpu/x86/simd.hpp"
 #include "reference/half_precision.hpp"
 #include "reference/quantize_activations.hpp"
 
@@ -12,20 +13,6 @@ namespace lpx::kernels::LPX_X86_ISA {
 namespace {
 
 using reference::DotFormat;
-
-float horizontal_max(__m256 v) noexcept {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-std::int32_t horizontal_sum(__m256i v) noexcept {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm_cvtsi128_si32(s);
-}
 
 void store_u16(std::uint8_t* p, std::uint16_t v) noexcept { std::memcpy(p, &v, 2); }
 
@@ -52,7 +39,7 @@ void quantize_q8_block(const float* x, std::uint8_t* out) noexcept {
     v[i] = _mm256_loadu_ps(x + 8 * i);
     amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[i]));
   }
-  const float max_scalar = horizontal_max(amax);
+  const float max_scalar = simd::horizontal_max(amax);
   const float d = max_scalar / 127.0f;
   const __m256 id = _mm256_set1_ps(max_scalar != 0.0f ? 127.0f / max_scalar : 0.0f);
   __m256i q[4];
@@ -64,7 +51,7 @@ void quantize_q8_block(const float* x, std::uint8_t* out) noexcept {
   store_u16(out, to_f16(d));
   std::uint8_t* qs = out + 2;
   if constexpr (kSum) {
-    const std::int32_t sum = horizontal_sum(
+    const std::int32_t sum = simd::horizontal_sum(
         _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
     store_u16(out + 2, to_f16(d * static_cast<float>(sum)));
     qs = out + 4;
@@ -110,7 +97,7 @@ void quantize_q8_k_block(const float* x, std::uint8_t* out) noexcept {
   for (int i = 0; i < 256; i += 8) {
     amax_v = _mm256_max_ps(amax_v, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
   }
-  const float amax = horizontal_max(amax_v);
+  const float amax = simd::horizontal_max(amax_v);
   if (amax == 0.0f) {
     std::memset(out, 0, 292);
     return;
@@ -151,9 +138,9 @@ void quantize_q8_k_block(const float* x, std::uint8_t* out) noexcept {
     const __m256i lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(bytes));
     const __m256i hi = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(bytes, 1));
     store_u16(out + 260 + 2 * g,
-              static_cast<std::uint16_t>(horizontal_sum(_mm256_madd_epi16(lo, ones))));
+              static_cast<std::uint16_t>(simd::horizontal_sum(_mm256_madd_epi16(lo, ones))));
     store_u16(out + 262 + 2 * g,
-              static_cast<std::uint16_t>(horizontal_sum(_mm256_madd_epi16(hi, ones))));
+              static_cast<std::uint16_t>(simd::horizontal_sum(_mm256_madd_epi16(hi, ones))));
   }
   const float d = 1.0f / iscale;
   std::memcpy(out, &d, 4);

@@ -10,6 +10,22 @@
 
 namespace lpx::kernels::LPX_X86_ISA::simd {
 
+// The largest of eight floats (no NaN).
+inline float horizontal_max(__m256 v) noexcept {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// The sum of eight int32 (exact while it fits).
+inline std::int32_t horizontal_sum(__m256i v) noexcept {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
 // ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)): reference::dots::hsum8, in registers.
 inline float hsum8(__m256 v) noexcept {
   __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));

@@ -15,21 +15,26 @@
  * Threading: one instance is driven by one engine thread at a time; the backend may use its own
  * worker threads inside a call and must have finished with every buffer when the call returns.
  *
- * Arithmetic contract. Every backend computes the same function, so swapping backends
- * changes speed, not answers (up to float summation order):
- *   - matmul first rounds each activation row to the weight type's *dot format*, then takes exact
- *     integer (or float) dot products block by block:
+ * Arithmetic contract. A backend computes one of these matmul arithmetics, named by its
+ * `activations` option where it has several; swapping backends with the same one changes speed,
+ * not answers (up to float summation order):
+ *   - "q8", the arithmetic of the GGUF ecosystem's reference engine: matmul first rounds each
+ *     activation row to the weight type's *dot format*, then takes exact integer (or float) dot
+ *     products block by block:
  *       F32 -> f32 activations; F16 -> activations rounded to f16; BF16 -> rounded to bf16;
  *       Q8_0, Q4_0, Q5_0 -> Q8_0 blocks (32 int8, f16 scale amax/127);
  *       Q4_1, Q5_1 -> Q8_1 blocks (32 int8, f16 scale and f16 scale*sum);
  *       Q4_K, Q5_K, Q6_K, Q8_K -> Q8_K blocks (256 int8, f32 scale, 16-element sums).
- *     This is the arithmetic of the GGUF ecosystem's reference engine; kernels/reference holds
- *     the scalar definition that the tests hold every backend to.
- *   - a backend may also offer, as an option that is off by default, f32 activations: each
- *     weight row dequantized exactly (the f32 values of dequantize_row) times the f32 activations,
- *     summed in one fixed order whatever the batch size and thread count (the CPU backends'
- *     `activations = "f32"`: the F32 dot order, four accumulators of eight lanes over steps of
- *     32; kernels/reference/matmul_f32.hpp). Slower, but free of the 8-bit activation rounding.
+ *   - "f32": each weight row dequantized exactly (the f32 values of dequantize_row) times the
+ *     f32 activations, summed in one fixed order whatever the batch size and thread count (the
+ *     F32 dot order, four accumulators of eight lanes over steps of 32;
+ *     kernels/reference/matmul_f32.hpp). Free of activation rounding; the slowest.
+ *   - "i16" (the CPU backends' default since their 1.3.0): Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 weights
+ *     against activations rounded to blocks of 32 int16 (f32 scale amax/32767), exact integer
+ *     lane sums, one fma per block and lane (kernels/reference/matmul_i16.hpp); every other
+ *     weight type as "f32". Within amax/65534 of the f32 activations, at integer speed.
+ *   kernels/reference holds the scalar definition of each, which the tests hold every backend
+ *   to; a backend that offers only one says so in its option (the GPU backend: "f32").
  *   - the KV cache holds f16. Attention rounds q to f16 for q.k, and the softmax weights to f16
  *     for the weighted sum of v; scores, softmax and accumulation are f32.
  */
