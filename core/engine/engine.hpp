@@ -101,6 +101,11 @@ class Engine {
   void step();
   // Speculative decoding: each decoding request's drafts for the next step (ngram_draft).
   void draft_tokens();
+  // The draft model's part of draft_tokens(): draft_jobs_ drafted, or their requests ended with
+  // the error of a failing draft kernel.
+  void draft_with_model();
+  // Whether `token` ends `r`'s answer (an end-of-generation token it does not ignore).
+  bool ends_generation(const Request& r, std::int32_t token) const;
   // Prefix caching: indexes the blocks `r` has filled (under mutex_).
   void publish(Request& r);
   // Where this step's tokens are picked: on the host from the logits, or on the device (greedy,

@@ -154,6 +154,9 @@ void Engine::step() {
         r.sampler->accept(token);
         tokens_generated_.fetch_add(1, std::memory_order_relaxed);
         if (auto ending = output_->deliver(r, token, logits)) {
+          // The pick that ends the answer may still be the draft fed after it (an
+          // end-of-generation token the draft guessed): confirmed, though nothing follows.
+          if (i + 1 < rows && token == r.draft[i]) ++confirmed;
           finish(r, *ending);
           break;
         }
@@ -187,7 +190,7 @@ void Engine::draft_tokens() {
     // Room for the drafts: the positions the request reserved beyond its next token, and no
     // more tokens than it may still generate after it.
     const std::uint32_t left = tokens_left(r);
-    if (left <= 1) continue;
+    if (left <= 1 || ends_generation(r, r.next_token)) continue;
     const std::uint32_t room = std::min(config_.max_draft, left - 1);
     if (draft_model_) {
       draft_jobs_.push_back({&r.draft_state, &r.sequence->tokens, r.next_token, room, r.prompt.size(), &r.draft});
@@ -195,7 +198,21 @@ void Engine::draft_tokens() {
       ngram_draft(r.sequence->tokens, r.next_token, config_.ngram, room, r.draft);
     }
   }
-  if (draft_jobs_.empty()) return;
+  if (!draft_jobs_.empty()) draft_with_model();
+  // Nothing follows the end of an answer: a draft stops at its first end-of-generation token
+  // (kept, for the model to confirm), so no row is spent guessing past it.
+  for (auto& owned : scheduler_->running()) {
+    Request& r = *owned;
+    const auto end = std::find_if(r.draft.begin(), r.draft.end(), [&](std::int32_t t) { return ends_generation(r, t); });
+    if (end != r.draft.end()) r.draft.erase(end + 1, r.draft.end());
+  }
+}
+
+bool Engine::ends_generation(const Request& r, std::int32_t token) const {
+  return !r.ignore_end_of_generation && parts_.tokenizer->is_end_of_generation(token);
+}
+
+void Engine::draft_with_model() {
   try {
     // A draft cache catching up with a prompt takes at most the rows a prompt may take in a
     // step while others decode, so that it stalls no one else's stream.
