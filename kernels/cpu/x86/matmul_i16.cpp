@@ -254,17 +254,10 @@ void rows_of(const Args& args, std::size_t row_begin, std::size_t row_end, void*
 
 void quantize_activations_i16(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept {
   auto* bytes = static_cast<std::uint8_t*>(out);
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   for (std::size_t r = 0; r < batch; ++r) {
     for (std::size_t k = 0; k < columns / 32; ++k, bytes += reference::kI16BlockBytes) {
-      const float* v = x + r * columns + 32 * k;
       __m256 values[4];
-      __m256 amax = _mm256_setzero_ps();
-      for (int i = 0; i < 4; ++i) {
-        values[i] = _mm256_loadu_ps(v + 8 * i);
-        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, values[i]));
-      }
-      const float max = simd::horizontal_max(amax);
+      const float max = simd::load_block_amax(x + r * columns + 32 * k, values);
       const float d = max / 32767.0f;
       const float inverse = 32767.0f / max;  // 0 for the reference's all-zero cases
       const __m256 id = _mm256_set1_ps(max != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f);

@@ -32,14 +32,8 @@ __m256i narrow_to_i8(__m256i a, __m256i b, __m256i c, __m256i d) noexcept {
 // One 32-float block of q8_0 (kSum = false) or q8_1 (kSum = true).
 template <bool kSum>
 void quantize_q8_block(const float* x, std::uint8_t* out) noexcept {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 v[4];
-  __m256 amax = _mm256_setzero_ps();
-  for (int i = 0; i < 4; ++i) {
-    v[i] = _mm256_loadu_ps(x + 8 * i);
-    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[i]));
-  }
-  const float max_scalar = simd::horizontal_max(amax);
+  const float max_scalar = simd::load_block_amax(x, v);
   const float d = max_scalar / 127.0f;
   const __m256 id = _mm256_set1_ps(max_scalar != 0.0f ? 127.0f / max_scalar : 0.0f);
   __m256i q[4];

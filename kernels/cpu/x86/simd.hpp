@@ -18,6 +18,17 @@ inline float horizontal_max(__m256 v) noexcept {
   return _mm_cvtss_f32(m);
 }
 
+// The 32 floats at x into v[0..3], and the largest magnitude among them (no NaN).
+inline float load_block_amax(const float* x, __m256 (&v)[4]) noexcept {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 amax = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[i]));
+  }
+  return horizontal_max(amax);
+}
+
 // The sum of eight int32 (exact while it fits).
 inline std::int32_t horizontal_sum(__m256i v) noexcept {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
