@@ -14,6 +14,7 @@
 #include "cpu/cpu_features.hpp"
 #include "cpu/kernel_set.hpp"
 #include "lpx/kinds/tensor.h"
+#include "reference/tensor_types.hpp"
 
 namespace lpx::kernels::test {
 
@@ -40,6 +41,19 @@ inline std::vector<SetAndType> every_set_and_type(std::span<const lpx_tensor_typ
 
 inline std::string skip_message(const cpu::KernelSet& set) {
   return std::string("this CPU cannot run the ") + set.name + " kernels (" + cpu::cpu_features().describe() + ")";
+}
+
+// The fixture of a test run per set and type: skipped, saying why, where the set cannot run.
+class SetAndTypeTest : public ::testing::TestWithParam<SetAndType> {
+ protected:
+  void SetUp() override {
+    if (!GetParam().set->runs_here()) GTEST_SKIP() << skip_message(*GetParam().set);
+  }
+};
+
+// "avx512_q4_1": the instance name of a SetAndTypeTest.
+inline std::string set_and_type_name(const ::testing::TestParamInfo<SetAndType>& info) {
+  return std::string(info.param.set->name) + "_" + reference::traits_of(info.param.type)->name;
 }
 
 }  // namespace lpx::kernels::test

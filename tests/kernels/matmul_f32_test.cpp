@@ -117,12 +117,7 @@ TEST_P(ReferenceF32Matmul, OutputsDoNotDependOnTheBatch) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, ReferenceF32Matmul, ::testing::ValuesIn(kAllTypes),
                          [](const auto& param_info) { return type_name(param_info.param); });
 
-class SimdF32Matmul : public ::testing::TestWithParam<test::SetAndType> {
- protected:
-  void SetUp() override {
-    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
-  }
-};
+class SimdF32Matmul : public test::SetAndTypeTest {};
 
 TEST_P(SimdF32Matmul, SameBitsAsTheReferenceForEveryShape) {
   const std::int32_t type = GetParam().type;
@@ -189,7 +184,7 @@ TEST_P(SimdF32Matmul, SameBitsOnWideRangedData) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelSets, SimdF32Matmul, ::testing::ValuesIn(test::every_set_and_type(kAllTypes)),
-                         [](const auto& param_info) { return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type); });
+                         test::set_and_type_name);
 
 }  // namespace
 }  // namespace lpx::kernels::reference

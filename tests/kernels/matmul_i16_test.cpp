@@ -129,12 +129,7 @@ TEST(ReferenceI16, ATinyBlockRoundsToZeros) {
   }
 }
 
-class SimdI16Matmul : public ::testing::TestWithParam<test::SetAndType> {
- protected:
-  void SetUp() override {
-    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
-  }
-};
+class SimdI16Matmul : public test::SetAndTypeTest {};
 
 TEST_P(SimdI16Matmul, SameBytesAndBitsAsTheReference) {
   const std::int32_t type = GetParam().type;
@@ -169,9 +164,7 @@ TEST_P(SimdI16Matmul, SameBytesAndBitsAsTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelSets, SimdI16Matmul, ::testing::ValuesIn(test::every_set_and_type(kI16Types)),
-                         [](const auto& param_info) {
-                           return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type);
-                         });
+                         test::set_and_type_name);
 
 }  // namespace
 }  // namespace lpx::kernels::reference

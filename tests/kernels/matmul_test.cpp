@@ -90,12 +90,7 @@ TEST(ReferenceMatmulOrder, BatchSizeSelectsTheOrderOfF16Sums) {
   EXPECT_GT(differing, 0);
 }
 
-class SimdMatmul : public ::testing::TestWithParam<test::SetAndType> {
- protected:
-  void SetUp() override {
-    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
-  }
-};
+class SimdMatmul : public test::SetAndTypeTest {};
 
 TEST_P(SimdMatmul, SameBitsAsTheReferenceForEveryShape) {
   const std::int32_t type = GetParam().type;
@@ -133,7 +128,7 @@ TEST_P(SimdMatmul, SameBitsAsTheReferenceForEveryShape) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelSets, SimdMatmul, ::testing::ValuesIn(test::every_set_and_type(kAllTypes)),
-                         [](const auto& param_info) { return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type); });
+                         test::set_and_type_name);
 
 }  // namespace
 }  // namespace lpx::kernels::reference

@@ -120,12 +120,7 @@ TEST(QuantizeActivations, F32IsACopy) {
   EXPECT_EQ(std::memcmp(bytes.data(), x.data(), 12), 0);
 }
 
-class QuantizeActivationsSimd : public ::testing::TestWithParam<test::SetAndType> {
- protected:
-  void SetUp() override {
-    if (!GetParam().set->runs_here()) GTEST_SKIP() << test::skip_message(*GetParam().set);
-  }
-};
+class QuantizeActivationsSimd : public test::SetAndTypeTest {};
 
 TEST_P(QuantizeActivationsSimd, SameBytesAsTheReference) {
   const std::int32_t type = GetParam().type;
@@ -154,7 +149,7 @@ TEST_P(QuantizeActivationsSimd, SameBytesAsTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelSets, QuantizeActivationsSimd, ::testing::ValuesIn(test::every_set_and_type(kAllTypes)),
-                         [](const auto& param_info) { return std::string(param_info.param.set->name) + "_" + type_name(param_info.param.type); });
+                         test::set_and_type_name);
 
 }  // namespace
 }  // namespace lpx::kernels::reference
