@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <functional>
 #include <numeric>
-#include <variant>
 
 #include <boost/json.hpp>
 
@@ -135,20 +134,6 @@ Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t
   return r;
 }
 
-// "activations=q8, kernels=avx512 (auto), threads=2": every option of the backend instance,
-// the `cpu` plugin's kernel set resolved as it resolves it.
-template <class Values>
-std::string describe_backend_options(const std::string& plugin, const Values& values) {
-  std::string text;
-  for (const auto& [key, value] : values) {
-    const auto* string = std::get_if<std::string>(&value);
-    std::string shown = string != nullptr ? *string : to_toml_text(value);
-    if (plugin == "cpu" && key == "kernels" && string != nullptr) shown = host::cpu_kernels(*string);
-    text += (text.empty() ? "" : ", ") + key + "=" + shown;
-  }
-  return text;
-}
-
 // A GGUF file or synth:NAME:TYPE, opened.
 Expected<std::unique_ptr<ModelFile>> open_model_spec(const std::string& spec, PluginRegistry& registry) {
   auto path = synth::resolve_model_spec(spec);
@@ -185,7 +170,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   }
   auto backend = default_instance(registry, config.backend, config.backend_options);
   if (!backend) return unexpected(backend.error());
-  report.backend_options = describe_backend_options(config.backend, backend->options.values);
+  report.backend_options = host::describe_backend_options(config.backend, backend->options.values);
   report.host_cpu = host::cpu_model_name() + " (" + host::cpu_isa() + ")";
   const auto& capabilities = backend->library->description().capabilities;
   report.on_device = std::find(capabilities.begin(), capabilities.end(), "device-models") !=

@@ -2,8 +2,11 @@
 
 #include <charconv>
 #include <cstdint>
+#include <utility>
 
 namespace lpx::cli {
+
+namespace {
 
 core::Expected<std::pair<std::string, core::OptionValue>> parse_backend_option(const std::string& text) {
   const std::size_t eq = text.find('=');
@@ -15,6 +18,18 @@ core::Expected<std::pair<std::string, core::OptionValue>> parse_backend_option(c
   if (!value.empty() && ec == std::errc() && ptr == end) return std::pair{key, core::OptionValue{number}};
   if (value == "true" || value == "false") return std::pair{key, core::OptionValue{value == "true"}};
   return std::pair{key, core::OptionValue{value}};
+}
+
+}  // namespace
+
+core::Expected<bool> add_backend_options(const std::vector<std::string>& pairs,
+                                         std::map<std::string, core::OptionValue>& options) {
+  for (const std::string& pair : pairs) {
+    auto parsed = parse_backend_option(pair);
+    if (!parsed) return core::unexpected(parsed.error());
+    options[parsed->first] = parsed->second;
+  }
+  return true;
 }
 
 bool backend_declares(core::PluginRegistry& registry, const std::string& plugin, const std::string& option) {

@@ -83,13 +83,9 @@ int bench_command(const BenchArguments& a) {
   if (a.threads != 0 && backend_declares(registry, backend->plugin, "threads")) {
     config.backend_options["threads"] = std::int64_t{a.threads};
   }
-  for (const std::string& o : a.options) {
-    auto parsed = parse_backend_option(o);
-    if (!parsed) {
-      std::cerr << "error: " << parsed.error() << "\n";
-      return kExitUsageError;
-    }
-    config.backend_options[parsed->first] = parsed->second;
+  if (auto added = add_backend_options(a.options, config.backend_options); !added) {
+    std::cerr << "error: " << added.error() << "\n";
+    return kExitUsageError;
   }
   auto sampling = parse_sampling(a.sample, config.sampling);
   if (!sampling) {

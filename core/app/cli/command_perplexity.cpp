@@ -81,13 +81,9 @@ int perplexity_command(const PerplexityArguments& a) {
     return kExitRuntimeError;
   }
   config.evaluated = *backend;
-  for (const std::string& o : a.options) {
-    auto parsed = parse_backend_option(o);
-    if (!parsed) {
-      std::cerr << "error: " << parsed.error() << "\n";
-      return kExitUsageError;
-    }
-    config.evaluated.options[parsed->first] = parsed->second;
+  if (auto added = add_backend_options(a.options, config.evaluated.options); !added) {
+    std::cerr << "error: " << added.error() << "\n";
+    return kExitUsageError;
   }
   config.reference.plugin = a.reference_backend;
   for (core::BackendChoice* run : {&config.evaluated, &config.reference}) {

@@ -2,24 +2,25 @@
 
 #include <chrono>
 #include <optional>
-#include <variant>
 #include <vector>
 
 #include "engine/engine_builder.hpp"
 #include "eval/window_logits.hpp"
+#include "host/host_cpu.hpp"
 #include "util/read_file.hpp"
 
 namespace lpx::core::eval {
 namespace {
 
 // The run of `choice`; `described` gets its plugin and every option it runs with, defaults
-// included ("cpu (activations=i16, kernels=auto, threads=2)").
+// included ("cpu (activations=i16, kernels=avx512 (auto), threads=2)").
 Expected<std::unique_ptr<WindowLogits>> open_run(const BackendChoice& choice, const ModelFile& file,
                                                  std::uint32_t window, PluginRegistry& registry,
                                                  std::string& described) {
   auto instance = default_instance(registry, choice.plugin, choice.options);
   if (!instance) return unexpected(instance.error());
-  described = describe({choice.plugin, {instance->options.values.begin(), instance->options.values.end()}});
+  const std::string options = host::describe_backend_options(choice.plugin, instance->options.values);
+  described = options.empty() ? choice.plugin : choice.plugin + " (" + options + ")";
   return WindowLogits::create(file, instance->instance, window);
 }
 
@@ -33,15 +34,6 @@ Expected<bool> timed(WindowLogits& run, std::span<const std::int32_t> window, st
 }
 
 }  // namespace
-
-std::string describe(const BackendChoice& choice) {
-  std::string options;
-  for (const auto& [key, value] : choice.options) {
-    const auto* text = std::get_if<std::string>(&value);
-    options += (options.empty() ? "" : ", ") + key + "=" + (text != nullptr ? *text : to_toml_text(value));
-  }
-  return options.empty() ? choice.plugin : choice.plugin + " (" + options + ")";
-}
 
 Expected<PerplexityReport> run_perplexity(const PerplexityConfig& config, const ModelFile& file,
                                           const Tokenizer& tokenizer, PluginRegistry& registry,

@@ -46,7 +46,4 @@ Expected<PerplexityReport> run_perplexity(const PerplexityConfig& config, const 
                                           const Tokenizer& tokenizer, PluginRegistry& registry,
                                           const WindowProgress& progress = {});
 
-// "cpu (activations=q8, threads=2)"
-std::string describe(const BackendChoice& choice);
-
 }  // namespace lpx::core::eval
