@@ -76,7 +76,12 @@ class CpuBackend final : public lpx::QuantBackend {
     if (activations_mode_ != cpu::Activations::f32) {
       grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
     }
-    grow_attention_scratch(kernels_.attention_scratch_floats(limits.max_context), false);
+    std::size_t attention_floats = kernels_.attention_scratch_floats(limits.max_context);
+    if (kernels_.attention_block != nullptr) {
+      attention_floats = std::max(attention_floats, kernels_.attention_block_scratch_floats(
+                                                        limits.max_context, limits.head_dim));
+    }
+    grow_attention_scratch(attention_floats, false);
   }
 
   void matmul(const lpx_tensor_view& w, const float* x, float* y, std::size_t batch) override {
@@ -131,12 +136,16 @@ class CpuBackend final : public lpx::QuantBackend {
 
   std::uint64_t model_features() const noexcept override { return LPX_MODEL_FEATURES_2_0; }
 
-  // One task per (query row, head); each thread has its own scratch.
+  // Several rows (a prompt): blocks of rows x heads; one row: one task per head. Each thread
+  // has its own scratch.
   void attention(const lpx_attention_args& a) override {
     const std::int64_t max_position = cpu::check_attention(a);
     if (max_position < 0) return;
-    grow_attention_scratch(
-        kernels_.attention_scratch_floats(static_cast<std::uint32_t>(max_position) + 1), true);
+    const auto context = static_cast<std::uint32_t>(max_position) + 1;
+    if (kernels_.attention_block != nullptr && kernels_.attention_block_takes(a)) {
+      return attention_blocked(a, context);
+    }
+    grow_attention_scratch(kernels_.attention_scratch_floats(context), true);
     const std::size_t heads = a.n_heads;
     auto task = [&](std::size_t t, std::size_t thread) noexcept {
       const auto row = static_cast<std::uint32_t>(t / heads);
@@ -147,6 +156,32 @@ class CpuBackend final : public lpx::QuantBackend {
   }
 
  private:
+  // Tasks of up to kAttentionBlockQueries (row, head) pairs: a run of rows x the query heads
+  // of one kv head (at most 4 of them; a wider group is cut into pieces), so the keys and
+  // values a task reads serve every pair. The last rows go first: under the causal mask they
+  // attend the most positions, and the pool hands tasks out in order.
+  void attention_blocked(const lpx_attention_args& a, std::uint32_t context) {
+    grow_attention_scratch(kernels_.attention_block_scratch_floats(context, a.head_dim), true);
+    const std::uint32_t group = a.n_heads / a.n_kv_heads;
+    const std::uint32_t heads_per_task = std::min<std::uint32_t>(group, 4);
+    const std::uint32_t pieces = (group + heads_per_task - 1) / heads_per_task;
+    const auto rows_per_task = static_cast<std::uint32_t>(cpu::kAttentionBlockQueries / heads_per_task);
+    const std::uint32_t row_blocks = (a.n_rows + rows_per_task - 1) / rows_per_task;
+    const std::uint32_t head_tasks = a.n_kv_heads * pieces;
+    auto task = [&](std::size_t t, std::size_t thread) noexcept {
+      const std::uint32_t block = row_blocks - 1 - static_cast<std::uint32_t>(t / head_tasks);
+      const auto head_task = static_cast<std::uint32_t>(t % head_tasks);
+      const std::uint32_t kv_head = head_task / pieces;
+      const std::uint32_t head_begin = kv_head * group + head_task % pieces * heads_per_task;
+      const std::uint32_t head_end = std::min(head_begin + heads_per_task, (kv_head + 1) * group);
+      const std::uint32_t row_begin = block * rows_per_task;
+      const std::uint32_t row_end = std::min(row_begin + rows_per_task, a.n_rows);
+      kernels_.attention_block(a, row_begin, row_end, head_begin, head_end,
+                               scratch_.data() + thread * scratch_stride_);
+    };
+    pool_.parallel_for(std::size_t{row_blocks} * head_tasks, task);
+  }
+
   // x stays f32: each thread dequantizes into its own scratch (the K types, and every
   // quantized type when several activation rows share a decoded weight row).
   void matmul_f32(const lpx_tensor_view& w, const cpu::WeightLayout& l, const float* x, float* y,

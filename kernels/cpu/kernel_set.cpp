@@ -33,7 +33,10 @@ constexpr KernelSet kPortable{"portable",
                               &reference::swiglu,
                               &reference::geglu,
                               &reference::attention_scratch_floats,
-                              &reference::attention_row};
+                              &reference::attention_row,
+                              nullptr,
+                              nullptr,
+                              nullptr};
 
 }  // namespace
 

@@ -44,7 +44,17 @@ struct KernelSet {
   std::size_t (*attention_scratch_floats)(std::uint32_t) noexcept;
   void (*attention_row)(const lpx_attention_args&, std::uint32_t, std::uint32_t, std::uint32_t,
                         float*) noexcept;
+  // Blocked attention of several rows (prompts); null where the set has none, and then
+  // attention_row serves every call. attention_block(args, row_begin, row_end, head_begin,
+  // head_end, scratch) for calls attention_block_takes.
+  bool (*attention_block_takes)(const lpx_attention_args&) noexcept;
+  std::size_t (*attention_block_scratch_floats)(std::uint32_t, std::uint32_t) noexcept;
+  void (*attention_block)(const lpx_attention_args&, std::uint32_t, std::uint32_t, std::uint32_t,
+                          std::uint32_t, float*) noexcept;
 };
+
+// (row, head) pairs one attention_block call takes at most.
+inline constexpr std::size_t kAttentionBlockQueries = 16;
 
 // Every set compiled into this build, fastest first; the last one (portable) runs anywhere.
 std::span<const KernelSet* const> kernel_sets() noexcept;

@@ -154,6 +154,22 @@ void simd_attention(const cpu::KernelSet& k, const lpx_attention_args& args, std
   }
 }
 
+// Every query row of `args` with the set's blocked kernel, in calls of up to `rows` rows x
+// `heads` heads of one kv head (a wider group in pieces), as the backend splits them.
+void block_attention(const cpu::KernelSet& k, const lpx_attention_args& args,
+                     std::uint32_t context, std::uint32_t rows, std::uint32_t heads) {
+  std::vector<float> scratch(k.attention_block_scratch_floats(context, args.head_dim));
+  const std::uint32_t group = args.n_heads / args.n_kv_heads;
+  for (std::uint32_t row = 0; row < args.n_rows; row += rows) {
+    for (std::uint32_t kv = 0; kv < args.n_kv_heads; ++kv) {
+      for (std::uint32_t head = kv * group; head < (kv + 1) * group; head += heads) {
+        k.attention_block(args, row, std::min(row + rows, args.n_rows), head,
+                          std::min(head + heads, (kv + 1) * group), scratch.data());
+      }
+    }
+  }
+}
+
 // GCC 12 reports a free of a non-heap pointer in this function's inlined vector destructors
 // (a known false positive of -Wfree-nonheap-object at -O3); the vectors are ordinary.
 #pragma GCC diagnostic push
@@ -163,9 +179,12 @@ void check_attention(const cpu::KernelSet& k, Random& random, const AttentionCas
   for (std::int32_t p : c.positions) max_position = std::max(max_position, p);
   const auto context = static_cast<std::uint32_t>(max_position) + 1;
   PagedCache cache(random, context, c.n_kv_heads, c.head_dim, c.block_size);
-  if (c.window > 0) {  // the cache before every row's window holds NaN: a read there poisons
-    const std::int32_t min_position = *std::min_element(c.positions.begin(), c.positions.end());
-    for (std::int32_t t = 0; t + static_cast<std::int32_t>(c.window) <= min_position; ++t) {
+  if (c.window > 0) {  // positions no row's window holds are NaN: a read there poisons
+    for (std::int32_t t = 0; t < max_position; ++t) {
+      const bool attended = std::any_of(c.positions.begin(), c.positions.end(), [&](std::int32_t p) {
+        return t <= p && p - t < static_cast<std::int32_t>(c.window);
+      });
+      if (attended) continue;
       for (std::uint32_t h = 0; h < c.n_kv_heads; ++h) {
         for (std::uint32_t d = 0; d < c.head_dim; ++d) {
           cache.k_at(static_cast<std::uint32_t>(t), h, d) = PagedCache::kNaN;
@@ -188,6 +207,21 @@ void check_attention(const cpu::KernelSet& k, Random& random, const AttentionCas
   simd_attention(k, args, context);
   EXPECT_TRUE(same_bits(expected, actual)) << describe(c);
   for (float v : actual) ASSERT_TRUE(std::isfinite(v)) << describe(c);
+  const bool blocked = args.n_rows >= 2 && c.head_dim % 8 == 0;
+  ASSERT_EQ(k.attention_block_takes(args), blocked) << describe(c);
+  if (!blocked) return;
+  const std::uint32_t group = c.n_heads / c.n_kv_heads;
+  const std::uint32_t backend_heads = std::min(group, 4u);
+  const std::uint32_t splits[][2] = {{static_cast<std::uint32_t>(cpu::kAttentionBlockQueries) / backend_heads,
+                                      backend_heads},
+                                     {1, 1},
+                                     {2, std::min(group, 8u)}};
+  for (const auto& [rows, heads] : splits) {
+    std::fill(actual.begin(), actual.end(), -1.0f);
+    block_attention(k, args, context, rows, heads);
+    EXPECT_TRUE(same_bits(expected, actual))
+        << "blocked, " << rows << " rows x " << heads << " heads per call: " << describe(c);
+  }
 }
 #pragma GCC diagnostic pop
 
@@ -220,6 +254,22 @@ TEST_P(OpsSimd, AttentionMatchesReferenceForSeveralQueryRows) {
 }
 
 // Windows that cut inside a 32-position group, on its edge and beyond the context; soft caps.
+// A prompt's rows: consecutive positions, several blocks of rows and chunks of positions
+// (a chunk holds 8192 floats: 128 positions of 64 dims, 32 of 256), after a cached prefix.
+TEST_P(OpsSimd, AttentionMatchesReferenceForAPromptOfManyRows) {
+  Random random(19);
+  for (std::uint32_t head_dim : {64u, 256u}) {
+    for (std::int32_t start : {0, 13, 250}) {
+      std::vector<std::int32_t> positions(37);
+      for (std::size_t i = 0; i < positions.size(); ++i) {
+        positions[i] = start + static_cast<std::int32_t>(i);
+      }
+      check_attention(k(), random, {head_dim, 9, 3, 16, positions});
+      check_attention(k(), random, {head_dim, 4, 1, 7, positions, 0, 30.0f});
+    }
+  }
+}
+
 TEST_P(OpsSimd, AttentionMatchesReferenceWithWindowsAndSoftCaps) {
   Random random(18);
   for (std::uint32_t window : {1u, 4u, 31u, 32u, 33u, 100u, 1000u}) {

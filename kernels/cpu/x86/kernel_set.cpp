@@ -33,7 +33,10 @@ constexpr cpu::KernelSet kKernelSet{LPX_X86_ISA_NAME,
                                     &swiglu,
                                     &reference::geglu,
                                     &attention_scratch_floats,
-                                    &attention_row};
+                                    &attention_row,
+                                    &attention_block_takes,
+                                    &attention_block_scratch_floats,
+                                    &attention_block};
 
 #undef LPX_X86_RUNS_HERE
 

@@ -14,8 +14,7 @@
 // sees.
 #include <immintrin.h>
 
-#include <cstring>
-
+#include "cpu/x86/attention_parts.hpp"
 #include "cpu/x86/ops.hpp"
 #include "cpu/x86/ops_simd.hpp"
 #include "reference/ops.hpp"
@@ -24,16 +23,13 @@
 namespace lpx::kernels::LPX_X86_ISA {
 namespace {
 
+using attention_parts::round_up;
 using reference::DotOrder;
 
 constexpr std::size_t kMaxBatch = 4;   // query heads sharing K/V rows per pass
 constexpr std::size_t kMaxLanes = 32;  // accumulators of the k4x8 order
 constexpr std::size_t kTileDims = 64;  // head dims accumulated per pass over the context
 constexpr std::size_t kPrefetchAhead = 8;
-
-std::size_t round_up(std::size_t n, std::size_t multiple) {
-  return (n + multiple - 1) / multiple * multiple;
-}
 
 std::size_t lanes_of(DotOrder order) { return order == DotOrder::k4x8 ? 32 : 8; }
 
@@ -48,26 +44,8 @@ struct Scratch {
 
   float* weights_of(std::size_t head) const { return weights + head * weights_stride; }
 
-  std::size_t slot(std::size_t t) const {
-    std::uint32_t value;
-    std::memcpy(&value, slot_words + t, sizeof value);
-    return value;
-  }
+  std::size_t slot(std::size_t t) const { return attention_parts::slot_at(slot_words, t); }
 };
-
-// Slots of positions [first, n).
-void gather_slots(const lpx_attention_args& args, std::size_t first, std::size_t n,
-                  const Scratch& scratch) {
-  std::size_t t = first;
-  for (std::size_t b = first / args.block_size; t < n; ++b) {
-    const auto base = static_cast<std::uint32_t>(args.block_table[b]) * args.block_size;
-    for (std::uint32_t s = static_cast<std::uint32_t>(t % args.block_size);
-         s < args.block_size && t < n; ++s, ++t) {
-      const std::uint32_t value = base + s;
-      std::memcpy(scratch.slot_words + t, &value, sizeof value);
-    }
-  }
-}
 
 // Query heads [first, first + count) of one row, all reading the same kv head.
 struct Batch {
@@ -158,31 +136,6 @@ void scores(const Batch& batch, DotOrder order, float scale, std::size_t first, 
         w[t0 + p] = dot * scale;
       }
     }
-  }
-}
-
-// Turns one head's scores of [first, n) into f16-rounded softmax weights, after the soft cap
-// when there is one; [begin, first) and [n, round_up(n, 8)) become 0. begin: a multiple of 8.
-void softmax(float* w, std::size_t begin, std::size_t first, std::size_t n, float softcap) {
-  if (softcap > 0.0f) {
-    const float inverse = 1.0f / softcap;
-    for (std::size_t t = first; t < n; ++t) w[t] = softcap * __builtin_tanhf(w[t] * inverse);
-  }
-  float max = w[first];
-  for (std::size_t t = first + 1; t < n; ++t) max = max > w[t] ? max : w[t];
-  const std::size_t padded = round_up(n, 8);
-  for (std::size_t t = begin; t < first; ++t) w[t] = -__builtin_inff();  // exp_approx(-inf) == 0
-  for (std::size_t t = n; t < padded; ++t) w[t] = -__builtin_inff();
-  const __m256 vmax = _mm256_set1_ps(max);
-  double sum = 0.0;
-  for (std::size_t t = begin; t < padded; t += 8) {
-    const __m256 y = ops_simd::exp_approx(_mm256_sub_ps(_mm256_loadu_ps(w + t), vmax));
-    _mm256_storeu_ps(w + t, y);
-    sum += static_cast<double>(ops_simd::hsum8(y));
-  }
-  const __m256 inv_sum = _mm256_set1_ps(static_cast<float>(1.0 / sum));
-  for (std::size_t t = begin; t < padded; t += 8) {
-    _mm256_storeu_ps(w + t, ops_simd::round_to_f16(_mm256_mul_ps(_mm256_loadu_ps(w + t), inv_sum)));
   }
 }
 
@@ -295,7 +248,7 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
   const std::size_t begin = first_position - first_position % kMaxLanes;
   const std::size_t weights_stride = round_up(n, kMaxLanes);
   const Scratch work{scratch, weights_stride, scratch + kMaxBatch * weights_stride};
-  gather_slots(args, first_position, n, work);
+  attention_parts::gather_slots(args, first_position, n, work.slot_words);
   const std::size_t dim = args.head_dim;
   const std::uint32_t group = args.n_heads / args.n_kv_heads;
   const DotOrder qk_order = reference::qk_dot_order(args.n_rows, args.head_dim);
@@ -316,18 +269,13 @@ void attention_row(const lpx_attention_args& args, std::uint32_t row, std::uint3
     batch.count = smaller(group_end - first, kMaxBatch);
     for (std::size_t g = 0; g < batch.count; ++g) {
       // q rounded to f16 lives in the head's output until the weighted sum overwrites it.
-      const float* q = row_q + (first + g) * dim;
       float* out = row_out + (first + g) * dim;
-      std::size_t d = 0;
-      for (; d + 8 <= dim; d += 8) {
-        _mm256_storeu_ps(out + d, ops_simd::round_to_f16(_mm256_loadu_ps(q + d)));
-      }
-      for (; d < dim; ++d) out[d] = _cvtsh_ss(_cvtss_sh(q[d], _MM_FROUND_TO_NEAREST_INT));
+      attention_parts::round_query(row_q + (first + g) * dim, out, dim);
       batch.q[g] = out;
     }
     scores(batch, qk_order, args.scale, first_position, n, work);
     for (std::size_t g = 0; g < batch.count; ++g) {
-      softmax(work.weights_of(g), begin, first_position, n, args.softcap);
+      attention_parts::softmax(work.weights_of(g), begin, first_position, n, args.softcap);
     }
     weighted_sum(batch, pv_order, begin, first_position, n, work);
     first += static_cast<std::uint32_t>(batch.count);
