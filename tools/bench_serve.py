@@ -10,7 +10,8 @@ on a keep-alive connection): request and output-token throughput, time to first 
 inter-token latency (ITL: the gaps between one stream's content events) and end-to-end latency.
 Output tokens are `usage.completion_tokens` (asked for with `stream_options.include_usage`), else
 the number of content events. A request fails on a non-200 status, an error event, a stream
-without `[DONE]` or a socket error; the first few errors go to stderr. Requests cycle through the
+without `[DONE]` or a socket error (except a kept-alive connection the server closed before
+answering: the request goes again, once, on a new connection); the first few errors go to stderr. Requests cycle through the
 prompts of --prompt-file (one per line, blank lines skipped) or five built-in openings.
 
 --speed-test: ten fixed prompts (five English, five Chinese) x max_tokens 32, 64, 128, one at a
@@ -152,12 +153,24 @@ def run_level(client, args, prompts, concurrency):
     local, conns = threading.local(), []
 
     def one(i):
-        if getattr(local, "conn", None) is None:
+        reused = getattr(local, "conn", None) is not None
+        if not reused:
             local.conn = client.connect()
             conns.append(local.conn)
+        prompt = prompts[i % len(prompts)]
         try:
-            r = stream_request(client, local.conn, args.endpoint, prompts[i % len(prompts)],
-                               args.max_tokens)
+            try:
+                r = stream_request(client, local.conn, args.endpoint, prompt, args.max_tokens)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                if not reused:
+                    raise
+                # The server closed the idle kept-alive connection before answering (llama-server
+                # does after a stream): it never saw this request, so send it again on a fresh
+                # connection, as HTTP clients do.
+                local.conn.close()
+                local.conn = client.connect()
+                conns.append(local.conn)
+                r = stream_request(client, local.conn, args.endpoint, prompt, args.max_tokens)
         except (OSError, ValueError, KeyError, http.client.HTTPException) as e:
             r = {"error": f"{type(e).__name__}: {e}", "close": True}
         if r.get("close"):
