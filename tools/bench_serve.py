@@ -11,7 +11,8 @@ inter-token latency (ITL: the gaps between one stream's content events) and end-
 Output tokens are `usage.completion_tokens` (asked for with `stream_options.include_usage`), else
 the number of content events. A request fails on a non-200 status, an error event, a stream
 without `[DONE]` or a socket error (except a kept-alive connection the server closed before
-answering: the request goes again, once, on a new connection); the first few errors go to stderr. Requests cycle through the
+any response: the request goes again, once, on a new connection); the first few errors go to
+stderr. Requests cycle through the
 prompts of --prompt-file (one per line, blank lines skipped) or five built-in openings.
 
 --speed-test: ten fixed prompts (five English, five Chinese) x max_tokens 32, 64, 128, one at a
@@ -98,12 +99,20 @@ def error_text(status, raw):
     return f"HTTP {status}: {message}"
 
 
+class NotAnswered(Exception):
+    """The connection failed before a status line came back: the request was not served."""
+
+
 def stream_request(client, conn, endpoint, prompt, max_tokens):
-    """One streamed request on `conn`. Returns a result dict; raises on socket errors."""
+    """One streamed request on `conn`. Returns a result dict; raises on socket errors
+    (NotAnswered when no response had begun)."""
     path, body = client.body(endpoint, prompt, max_tokens, stream=True)
     start = time.perf_counter()
-    conn.request("POST", path, body=body, headers=client.headers)
-    resp = conn.getresponse()
+    try:
+        conn.request("POST", path, body=body, headers=client.headers)
+        resp = conn.getresponse()
+    except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
+        raise NotAnswered(f"{type(e).__name__}: {e}") from e
     if resp.status != 200:
         return {"error": error_text(resp.status, resp.read())}
     events, usage, done, error, ttft, last, itl = 0, None, False, None, None, None, []
@@ -161,17 +170,17 @@ def run_level(client, args, prompts, concurrency):
         try:
             try:
                 r = stream_request(client, local.conn, args.endpoint, prompt, args.max_tokens)
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            except NotAnswered:
                 if not reused:
                     raise
-                # The server closed the idle kept-alive connection before answering (llama-server
-                # does after a stream): it never saw this request, so send it again on a fresh
-                # connection, as HTTP clients do.
+                # The server closed the idle kept-alive connection before any response (llama-
+                # server does after a stream): send the request again on a fresh connection,
+                # as HTTP clients do.
                 local.conn.close()
                 local.conn = client.connect()
                 conns.append(local.conn)
                 r = stream_request(client, local.conn, args.endpoint, prompt, args.max_tokens)
-        except (OSError, ValueError, KeyError, http.client.HTTPException) as e:
+        except (OSError, ValueError, KeyError, http.client.HTTPException, NotAnswered) as e:
             r = {"error": f"{type(e).__name__}: {e}", "close": True}
         if r.get("close"):
             local.conn.close()

@@ -77,7 +77,10 @@ class CpuBackend final : public lpx::QuantBackend {
       grow_activations(cpu::activation_capacity(limits.max_rows, limits.max_columns), false);
     }
     std::size_t attention_floats = kernels_.attention_scratch_floats(limits.max_context);
-    if (kernels_.attention_block != nullptr) {
+    lpx_attention_args widest{};  // the shape of the largest call: is it one for the block kernel?
+    widest.n_rows = limits.max_rows;
+    widest.head_dim = limits.head_dim;
+    if (kernels_.attention_block != nullptr && kernels_.attention_block_takes(widest)) {
       attention_floats = std::max(attention_floats, kernels_.attention_block_scratch_floats(
                                                         limits.max_context, limits.head_dim));
     }
@@ -136,8 +139,8 @@ class CpuBackend final : public lpx::QuantBackend {
 
   std::uint64_t model_features() const noexcept override { return LPX_MODEL_FEATURES_2_0; }
 
-  // Several rows (a prompt): blocks of rows x heads; one row: one task per head. Each thread
-  // has its own scratch.
+  // Several rows (a prompt) with a head_dim the block kernel takes: blocks of rows x heads;
+  // otherwise one task per (row, head). Each thread has its own scratch.
   void attention(const lpx_attention_args& a) override {
     const std::int64_t max_position = cpu::check_attention(a);
     if (max_position < 0) return;
@@ -158,16 +161,20 @@ class CpuBackend final : public lpx::QuantBackend {
  private:
   // Tasks of up to kAttentionBlockQueries (row, head) pairs: a run of rows x the query heads
   // of one kv head (at most 4 of them; a wider group is cut into pieces), so the keys and
-  // values a task reads serve every pair. The last rows go first: under the causal mask they
+  // values a task reads serve every pair; fewer rows a task when that leaves under two tasks
+  // a thread (a short call on many cores). The last rows go first: under the causal mask they
   // attend the most positions, and the pool hands tasks out in order.
   void attention_blocked(const lpx_attention_args& a, std::uint32_t context) {
     grow_attention_scratch(kernels_.attention_block_scratch_floats(context, a.head_dim), true);
     const std::uint32_t group = a.n_heads / a.n_kv_heads;
     const std::uint32_t heads_per_task = std::min<std::uint32_t>(group, 4);
     const std::uint32_t pieces = (group + heads_per_task - 1) / heads_per_task;
-    const auto rows_per_task = static_cast<std::uint32_t>(cpu::kAttentionBlockQueries / heads_per_task);
-    const std::uint32_t row_blocks = (a.n_rows + rows_per_task - 1) / rows_per_task;
     const std::uint32_t head_tasks = a.n_kv_heads * pieces;
+    const auto most_rows = static_cast<std::uint32_t>(cpu::kAttentionBlockQueries / heads_per_task);
+    const auto wanted_tasks = static_cast<std::uint32_t>(2 * pool_.size());
+    const std::uint32_t rows_per_task = std::clamp<std::uint32_t>(
+        (a.n_rows * head_tasks + wanted_tasks - 1) / wanted_tasks, 1, most_rows);
+    const std::uint32_t row_blocks = (a.n_rows + rows_per_task - 1) / rows_per_task;
     auto task = [&](std::size_t t, std::size_t thread) noexcept {
       const std::uint32_t block = row_blocks - 1 - static_cast<std::uint32_t>(t / head_tasks);
       const auto head_task = static_cast<std::uint32_t>(t % head_tasks);

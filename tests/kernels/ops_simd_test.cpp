@@ -192,6 +192,16 @@ void check_attention(const cpu::KernelSet& k, Random& random, const AttentionCas
         }
       }
     }
+    // Blocks no row attends are gone from the table, as the engine's KV cache drops them: a
+    // lookup there would read far outside the pool.
+    for (std::size_t b = 0; b < cache.block_table.size(); ++b) {
+      const auto begin = static_cast<std::int32_t>(b * c.block_size);
+      const auto end = static_cast<std::int32_t>((b + 1) * c.block_size);
+      const bool used = std::any_of(c.positions.begin(), c.positions.end(), [&](std::int32_t p) {
+        return begin <= p && p - static_cast<std::int32_t>(c.window) + 1 < end;
+      });
+      if (!used) cache.block_table[b] = -1;
+    }
   }
   const std::vector<float> q = random.normal(c.positions.size() * c.n_heads * c.head_dim, 2.0f);
   std::vector<float> expected(q.size(), -1.0f);
@@ -207,7 +217,7 @@ void check_attention(const cpu::KernelSet& k, Random& random, const AttentionCas
   simd_attention(k, args, context);
   EXPECT_TRUE(same_bits(expected, actual)) << describe(c);
   for (float v : actual) ASSERT_TRUE(std::isfinite(v)) << describe(c);
-  const bool blocked = args.n_rows >= 2 && c.head_dim % 8 == 0;
+  const bool blocked = args.n_rows >= 2 && c.head_dim % 8 == 0 && c.head_dim <= 1024;
   ASSERT_EQ(k.attention_block_takes(args), blocked) << describe(c);
   if (!blocked) return;
   const std::uint32_t group = c.n_heads / c.n_kv_heads;
@@ -253,23 +263,39 @@ TEST_P(OpsSimd, AttentionMatchesReferenceForSeveralQueryRows) {
   }
 }
 
-// Windows that cut inside a 32-position group, on its edge and beyond the context; soft caps.
 // A prompt's rows: consecutive positions, several blocks of rows and chunks of positions
-// (a chunk holds 8192 floats: 128 positions of 64 dims, 32 of 256), after a cached prefix.
+// (a chunk holds 8192 floats: 128 positions of 64 dims, 32 of 256), after a cached prefix;
+// 72 and 40 dims leave an 8-dim tile after the 16-dim ones; 1024 is the largest head the block
+// kernel takes (a chunk of 8 positions), 1032 goes to the row kernel.
 TEST_P(OpsSimd, AttentionMatchesReferenceForAPromptOfManyRows) {
   Random random(19);
-  for (std::uint32_t head_dim : {64u, 256u}) {
+  const auto run = [](std::int32_t start, std::size_t rows) {
+    std::vector<std::int32_t> positions(rows);
+    for (std::size_t i = 0; i < rows; ++i) positions[i] = start + static_cast<std::int32_t>(i);
+    return positions;
+  };
+  for (std::uint32_t head_dim : {64u, 256u, 72u, 40u}) {
     for (std::int32_t start : {0, 13, 250}) {
-      std::vector<std::int32_t> positions(37);
-      for (std::size_t i = 0; i < positions.size(); ++i) {
-        positions[i] = start + static_cast<std::int32_t>(i);
-      }
-      check_attention(k(), random, {head_dim, 9, 3, 16, positions});
-      check_attention(k(), random, {head_dim, 4, 1, 7, positions, 0, 30.0f});
+      check_attention(k(), random, {head_dim, 9, 3, 16, run(start, 37)});
+      check_attention(k(), random, {head_dim, 4, 1, 7, run(start, 37), 0, 30.0f});
     }
+    check_attention(k(), random, {head_dim, 6, 2, 16, run(100, 40), 24});  // window < rows
+  }
+  check_attention(k(), random, {1024, 2, 1, 16, run(20, 5)});
+  check_attention(k(), random, {1032, 2, 1, 16, run(20, 5)});
+}
+
+// Rows far apart with windows: the positions between their windows are in no row's range and
+// their blocks are gone from the table.
+TEST_P(OpsSimd, AttentionMatchesReferenceForRowsFarApartWithWindows) {
+  Random random(20);
+  for (std::uint32_t window : {4u, 8u, 20u}) {
+    check_attention(k(), random, {64, 6, 2, 8, {3, 200, 201, 90, 500}, window});
+    check_attention(k(), random, {128, 4, 4, 5, {0, 1000}, window, 5.0f});
   }
 }
 
+// Windows that cut inside a 32-position group, on its edge and beyond the context; soft caps.
 TEST_P(OpsSimd, AttentionMatchesReferenceWithWindowsAndSoftCaps) {
   Random random(18);
   for (std::uint32_t window : {1u, 4u, 31u, 32u, 33u, 100u, 1000u}) {

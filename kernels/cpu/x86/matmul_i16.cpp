@@ -222,23 +222,25 @@ void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std:
   for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = kMin ? simd::hsum8(acc[b]) + m[b] : simd::hsum8(acc[b]);
 }
 
-#if defined(__AVX512F__)
-// Two activation rows per 512-bit vector, b in the low half and b + 1 in the high half, against
-// the weight block broadcast to both halves: each half's lane l gets exactly decoded_tile's S_l
-// and fma sequence, so the bits are the same, at twice the work per instruction (this CPU
-// issues two 512-bit vector instructions a cycle; the 256-bit tile was bound by issue). The
-// _1 types' minimum terms go four activation rows per 128-bit fma, each lane the scalar fma
-// sequence of decoded_tile.
-// R decoded weight rows (scratch rows i0..) x four activation rows (b0..b0+3).
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
 // GCC 12's 512-bit intrinsics pass an undefined vector as the masked-off source, which its
 // uninitialized-use analysis reports (fixed in GCC 13): silenced for this block only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Rows `low` and `high` of 32 bytes each as one 512-bit vector.
 __m512i two_rows(const std::uint8_t* low, const std::uint8_t* high) noexcept {
   return _mm512_inserti64x4(_mm512_castsi256_si512(load256(low)), load256(high), 1);
 }
 
+// Two activation rows per 512-bit vector, b in the low half and b + 1 in the high half, against
+// the weight block broadcast to both halves: each half's lane l gets exactly decoded_tile's S_l
+// and fma sequence, so the bits are the same, at twice the work per instruction (Xeons with two
+// 512-bit FMA units issue two 512-bit vector instructions a cycle; the 256-bit tile was bound by
+// issue). The _1 types' minimum terms go four activation rows per 128-bit fma, each lane the
+// scalar fma sequence of decoded_tile. R decoded weight rows (scratch rows i0..) x four
+// activation rows (b0..b0+3).
 template <bool kMin, int R>
 void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i0, std::size_t r0,
                         std::size_t b0) noexcept {
@@ -305,7 +307,7 @@ void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, 
     for (std::size_t i = 0; i < n; ++i) decode_row<kType>(weights + (r0 + i) * args.row_bytes, rows, i);
     std::size_t b = 0;
     for (; b + 4 <= args.batch; b += 4) {
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
       // Eight weight rows per tile where there is no minimum; four for the _1 types, whose
       // minimum terms take registers too (eight measured 8 % slower for Q4_1, 4 % faster for
       // Q8_0).

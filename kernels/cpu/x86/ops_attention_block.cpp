@@ -1,8 +1,8 @@
 // Attention of a block of query rows at once (the prompt's case), bit for bit
 // reference::attention_row in the k1x8 orders a call of several rows uses. attention_row reads
 // every key and value once per query row; this reads them once per block of up to
-// cpu::kAttentionBlockQueries (row, head) pairs sharing a kv head, one chunk of positions at a time,
-// widened to f32 into an L1-sized buffer:
+// cpu::kAttentionBlockQueries (row, head) pairs sharing a kv head, one chunk of positions at a
+// time, widened to f32 into an L1-sized buffer:
 //   - scores: a pair's q.k dots for 8 positions at once, one accumulator per position (the
 //     k1x8 dot: lane l sums elements i = l mod 8, in order), then the 8 dots reduced together
 //     in hsum8's order (hsum8_each);
@@ -13,10 +13,12 @@
 //     stores).
 // A row attends [first, n); the 8-position groups it shares with positions it does not attend
 // are blended lane by lane, so what the cache holds there (NaN, other rows' data) changes no
-// bit. Positions no row of the block attends are never read.
+// bit. Positions no row of the block attends are never read (with windows, rows far apart
+// leave gaps whose blocks the cache may have dropped).
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 
 #include "cpu/x86/attention_parts.hpp"
@@ -106,18 +108,32 @@ void transpose8(__m256 (&r)[8]) {
   }
 }
 
-// Where the block's positions [c0, c1) of one kv head come from: position t is read only when
-// some row attends it (readable_first <= t < readable_end); the others read as zeros.
+// The positions the block's rows attend: the union of their ranges [first, n), which has gaps
+// when rows far apart have windows (the cache need not hold anything there).
+struct Attended {
+  std::size_t first[cpu::kAttentionBlockQueries];
+  std::size_t end[cpu::kAttentionBlockQueries];
+  std::size_t rows = 0;
+
+  bool holds(std::size_t t) const {
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (t >= first[r] && t < end[r]) return true;
+    }
+    return false;
+  }
+};
+
+// Where a kv head's keys or values come from: position t is read only when some row attends
+// it; the others read as zeros.
 struct Source {
   const std::uint16_t* pool;  // the kv head's vector in slot 0 of the K or V pool
   std::size_t stride;         // elements between consecutive slots
   std::size_t dim;
   const float* slot_words;
-  std::size_t readable_first;
-  std::size_t readable_end;
+  const Attended* attended;
 
   const std::uint16_t* row(std::size_t t) const {
-    if (t < readable_first || t >= readable_end) return nullptr;
+    if (!attended->holds(t)) return nullptr;
     return pool + attention_parts::slot_at(slot_words, t) * stride;
   }
 };
@@ -181,8 +197,8 @@ __m256 attended_lanes(const Query& query, std::size_t t0) {
   return _mm256_castsi256_ps(_mm256_and_si256(at_or_after_first, before_n));
 }
 
-// acc[d] += w[t] * v_t[d] lane by lane for the groups of [from, to) and the tile of `tile`
-// dims at d0 (tile == kDimTile, or a multiple of 8 below it for the last tile).
+// acc[d] += w[t] * v_t[d] lane by lane for the groups of [from, to) and the kTile dims from d0
+// (kDimTile, or 8 for the dims left over after the whole tiles).
 template <std::size_t kTile>
 void weighted_sum_tile(const Query& query, const float* values, std::size_t dim, std::size_t c0,
                        std::size_t from, std::size_t to, std::size_t d0) {
@@ -232,8 +248,8 @@ void reduce_into_output(const Query& query, std::size_t dim) {
 
 std::size_t attention_block_scratch_floats(std::uint32_t max_context,
                                            std::uint32_t head_dim) noexcept {
-  return cpu::kAttentionBlockQueries * (round_up(max_context, kGroup) + std::size_t{head_dim} * kGroup) +
-         max_context + kChunkFloats;
+  const std::size_t per_query = round_up(max_context, kGroup) + std::size_t{head_dim} * kGroup;
+  return cpu::kAttentionBlockQueries * per_query + max_context + kChunkFloats;
 }
 
 bool attention_block_takes(const lpx_attention_args& args) noexcept {
@@ -243,14 +259,17 @@ bool attention_block_takes(const lpx_attention_args& args) noexcept {
 void attention_block(const lpx_attention_args& args, std::uint32_t row_begin,
                      std::uint32_t row_end, std::uint32_t head_begin, std::uint32_t head_end,
                      float* scratch) noexcept {
+  assert(std::size_t{row_end - row_begin} * (head_end - head_begin) <= cpu::kAttentionBlockQueries);
   const std::size_t dim = args.head_dim;
   const std::uint32_t kv_head = head_begin / (args.n_heads / args.n_kv_heads);
+  Attended attended;
   std::size_t readable_first = SIZE_MAX;
   std::size_t readable_end = 0;
-  for (std::uint32_t r = row_begin; r < row_end; ++r) {
-    readable_first = std::min<std::size_t>(
-        readable_first, reference::first_attended(args.positions[r], args.window));
-    readable_end = std::max<std::size_t>(readable_end, static_cast<std::size_t>(args.positions[r]) + 1);
+  for (std::uint32_t r = row_begin; r < row_end; ++r, ++attended.rows) {
+    attended.first[attended.rows] = reference::first_attended(args.positions[r], args.window);
+    attended.end[attended.rows] = static_cast<std::size_t>(args.positions[r]) + 1;
+    readable_first = std::min(readable_first, attended.first[attended.rows]);
+    readable_end = std::max(readable_end, attended.end[attended.rows]);
   }
   const Scratch work = carve(scratch, readable_end);
 
@@ -270,12 +289,12 @@ void attention_block(const lpx_attention_args& args, std::uint32_t row_begin,
       query.hi = round_up(query.n, kGroup);
     }
   }
-  attention_parts::gather_slots(args, readable_first, readable_end, work.slot_words);
+  for (std::size_t r = 0; r < attended.rows; ++r) {
+    attention_parts::gather_slots(args, attended.first[r], attended.end[r], work.slot_words);
+  }
   const std::size_t stride = std::size_t{args.n_kv_heads} * dim;
-  const Source keys{args.k_cache + kv_head * dim, stride,         dim,
-                    work.slot_words,              readable_first, readable_end};
-  const Source values{args.v_cache + kv_head * dim, stride,         dim,
-                      work.slot_words,              readable_first, readable_end};
+  const Source keys{args.k_cache + kv_head * dim, stride, dim, work.slot_words, &attended};
+  const Source values{args.v_cache + kv_head * dim, stride, dim, work.slot_words, &attended};
   const std::size_t lo = round_down(readable_first, kGroup);
   const std::size_t hi = round_up(readable_end, kGroup);
   const std::size_t chunk_positions = round_down(kChunkFloats / dim, kGroup);
