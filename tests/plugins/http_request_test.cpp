@@ -205,7 +205,7 @@ TEST(HttpRequest, EngineRequestsCarryEveryParameterAndOneSeedPerChoice) {
 }
 
 TEST(HttpApiKeys, AWebSocketKeyMayComeAsASubprotocol) {
-  const ApiKeys keys({"sekrit", "other-key"});
+  const ApiKeys keys({http::parse_key_line("sekrit"), http::parse_key_line("other-key")});
   EXPECT_TRUE(keys.accepts_websocket_protocols("lpx-api-key.sekrit"));
   EXPECT_TRUE(keys.accepts_websocket_protocols("lpx, lpx-api-key.other-key"));
   EXPECT_TRUE(keys.accepts_websocket_protocols("lpx,\tlpx-api-key.sekrit ,x"));
@@ -242,7 +242,7 @@ TEST(HttpWebSocketProtocols, TokensAreSplitOnCommasAndTrimmed) {
 }
 
 TEST(HttpApiKeys, OnlyTheExactBearerKeyIsAccepted) {
-  const ApiKeys keys({"sekrit", "other-key"});
+  const ApiKeys keys({http::parse_key_line("sekrit"), http::parse_key_line("other-key")});
   EXPECT_TRUE(keys.required());
   EXPECT_TRUE(keys.accepts("Bearer sekrit"));
   EXPECT_TRUE(keys.accepts("Bearer other-key"));

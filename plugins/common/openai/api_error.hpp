@@ -23,6 +23,13 @@ class ApiError : public std::runtime_error {
     retry_after_ = seconds;
     return *this;
   }
+  // Milliseconds for a retry-after-ms header (0 = none); Retry-After gets them rounded up.
+  int retry_after_ms() const noexcept { return retry_after_ms_; }
+  ApiError& with_retry_after_ms(int ms) noexcept {
+    retry_after_ms_ = ms;
+    retry_after_ = (ms + 999) / 1000;
+    return *this;
+  }
   const std::string& type() const noexcept { return type_; }
   const std::string& param() const noexcept { return param_; }
   // OpenAI's machine-readable error code ("context_length_exceeded"); empty: null.
@@ -40,6 +47,7 @@ class ApiError : public std::runtime_error {
   std::string param_;
   std::string code_;
   int retry_after_ = 0;
+  int retry_after_ms_ = 0;
 };
 
 inline ApiError bad_request(const std::string& message, std::string param = {}) {

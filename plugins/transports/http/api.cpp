@@ -1,7 +1,9 @@
 #include "api.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 
 #include <lpx/cpp/host.hpp>
 
@@ -64,12 +66,42 @@ bool Api::authorized(const Request& request) const {
   const std::string_view path(request.target().data(), request.target().size());
   const std::string_view route = path.substr(0, path.find('?'));
   if (route == "/" || route == "/health" || route == "/ready") return true;
+  return !keys_.required() || key_of(request) != nullptr;
+}
+
+const ApiKey* Api::key_of(const Request& request) const {
+  if (!keys_.required()) return nullptr;
   const auto it = request.find(http::field::authorization);
-  if (keys_.accepts(it == request.end() ? std::string_view() : std::string_view(it->value()))) {
-    return true;
+  if (const ApiKey* key = keys_.find(it == request.end() ? std::string_view() : std::string_view(it->value()))) {
+    return key;
   }
   // A browser's WebSocket cannot carry headers: its key may come as a subprotocol instead.
-  return route == "/v1/ws" && keys_.accepts_websocket_protocols(offered_websocket_protocols(request));
+  const std::string_view path(request.target().data(), request.target().size());
+  if (path.substr(0, path.find('?')) != "/v1/ws") return nullptr;
+  return keys_.find_in_websocket_protocols(offered_websocket_protocols(request));
+}
+
+std::string Api::key_id_of(const Request& request) const {
+  const ApiKey* key = key_of(request);
+  return key != nullptr ? key->id : std::string();
+}
+
+void Api::admit(const ApiKey& key, AccessEntry& entry) {
+  if (!key.limits.any()) return;
+  if (const std::optional<LimitRefusal> refusal = limiter_->admit(key.id, key.limits)) {
+    const int ms = static_cast<int>(std::min(refusal->wait_seconds * 1000.0 + 1.0, 86400e3));
+    throw ApiError(429, "rate_limit_error",
+                   std::string("rate limit reached for ") + refusal->what + " (" +
+                       std::to_string(refusal->limit) + " per minute for key " + key.id +
+                       "): try again in " + std::to_string((ms + 999) / 1000) + " s")
+        .with_code(std::string("rate_limit_exceeded"))
+        .with_retry_after_ms(ms);
+  }
+  if (key.limits.tokens_per_minute != 0) {
+    entry.on_end = [limiter = limiter_, id = key.id, limits = key.limits](const AccessRecord& r) {
+      limiter->charge_tokens(id, limits, r.prompt_tokens + r.completion_tokens);
+    };
+  }
 }
 
 void Api::handle(const Request& request, const std::shared_ptr<Exchange>& exchange) {
@@ -125,13 +157,13 @@ void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchang
     detokenize(body, *exchange);
   } else if (path == "/v1/completions") {
     if (!post) wrong_method("POST");
-    generate(Endpoint::kCompletions, body, exchange, false);
+    generate(Endpoint::kCompletions, body, exchange, false, key_of(request));
   } else if (path == "/v1/chat/completions") {
     if (!post) wrong_method("POST");
-    generate(Endpoint::kChat, body, exchange, false);
+    generate(Endpoint::kChat, body, exchange, false, key_of(request));
   } else if (path == "/generate") {
     if (!post) wrong_method("POST");
-    generate(Endpoint::kGenerate, body, exchange, false);
+    generate(Endpoint::kGenerate, body, exchange, false, key_of(request));
   } else if (path == "/v1/ws") {
     throw bad_request("/v1/ws is a WebSocket endpoint: send an Upgrade request");
   } else {
@@ -139,11 +171,12 @@ void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchang
   }
 }
 
-void Api::handle_websocket_message(std::string_view body, const std::shared_ptr<Exchange>& exchange) {
+void Api::handle_websocket_message(std::string_view body, const std::shared_ptr<Exchange>& exchange,
+                                   const ApiKey* key) {
   try {
     const boost::json::object object = parse_json_object(body);
     const Endpoint endpoint = object.contains("messages") ? Endpoint::kChat : Endpoint::kCompletions;
-    generate(endpoint, body, exchange, true);
+    generate(endpoint, body, exchange, true, key);
   } catch (const ApiError& e) {
     exchange->respond_error(e);
   } catch (const std::exception& e) {
@@ -153,10 +186,15 @@ void Api::handle_websocket_message(std::string_view body, const std::shared_ptr<
 }
 
 void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
-                   bool force_stream) {
+                   bool force_stream, const ApiKey* key) {
   if (draining_) {
     throw ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
   }
+  const std::shared_ptr<AccessEntry> access = exchange->access();
+  if (!access) throw std::logic_error("a generation request without an access-log entry");
+  access->record.model = model_id_;
+  access->record.generation = true;
+  if (key != nullptr) admit(*key, *access);
   RequestLimits limits;
   limits.max_tokens = options_.max_tokens_limit != 0 ? options_.max_tokens_limit : context_size_;
   limits.tool_syntax = tool_syntax_;

@@ -27,14 +27,21 @@ class Api {
 
   // Answers `request` through `exchange` (now or later). Never throws.
   void handle(const Request& request, const std::shared_ptr<Exchange>& exchange);
-  // Runs one generation body that arrived over a WebSocket (always streamed).
-  void handle_websocket_message(std::string_view body, const std::shared_ptr<Exchange>& exchange);
+  // Runs one generation body that arrived over a WebSocket (always streamed), from the client
+  // whose upgrade carried `key` (nullptr: no key configured).
+  void handle_websocket_message(std::string_view body, const std::shared_ptr<Exchange>& exchange,
+                                const ApiKey* key);
 
   // The metrics label of a path: the route, or "other" (bounded label values).
   static std::string endpoint_label(std::string_view path);
   // Value for Access-Control-Allow-Origin when `origin` is allowed, else empty.
   std::string cors_origin(std::string_view origin) const;
   bool authorized(const Request& request) const;
+  // The configured key `request` carries (its Authorization header, or for /v1/ws its
+  // subprotocols), or nullptr; and that key's id ("" for none).
+  const ApiKey* key_of(const Request& request) const;
+  std::string key_id_of(const Request& request) const;
+  const HttpOptions& options() const noexcept { return options_; }
 
   void start_draining() noexcept { draining_ = true; }
   bool draining() const noexcept { return draining_; }
@@ -44,7 +51,10 @@ class Api {
  private:
   void route(const Request& request, const std::shared_ptr<Exchange>& exchange);
   void generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
-                bool force_stream);
+                bool force_stream, const ApiKey* key);
+  // Takes one request from `key`'s limits (throwing a 429 when they are spent) and arranges for
+  // the tokens the request uses to be charged to them when it ends.
+  void admit(const ApiKey& key, AccessEntry& entry);
   void models(Exchange& exchange) const;
   void tokenize(std::string_view body, Exchange& exchange) const;
   void detokenize(std::string_view body, Exchange& exchange) const;
@@ -60,6 +70,9 @@ class Api {
   std::uint32_t max_sequences_ = 0;
   ServerMetrics metrics_;
   ActiveGenerations active_;
+  // Shared with the access entries that charge tokens when their requests end, which may be
+  // after the Api is gone (a generation finishing during shutdown).
+  std::shared_ptr<RateLimiter> limiter_ = std::make_shared<RateLimiter>();
   std::atomic<bool> draining_{false};
 };
 

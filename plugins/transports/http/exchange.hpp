@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "access_log.hpp"
 #include "openai_names.hpp"
 
 namespace lpx::http {
@@ -25,6 +27,8 @@ class Exchange {
   virtual void end_events() = 0;
   // `on_gone` runs (once, on the executor) if the client goes away before the exchange ends.
   virtual void watch_disconnect(std::function<void()> on_gone) = 0;
+  // The current request's access-log entry; whoever must still add to it keeps a copy.
+  virtual std::shared_ptr<AccessEntry> access() = 0;
 };
 
 }  // namespace lpx::http

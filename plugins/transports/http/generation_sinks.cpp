@@ -18,11 +18,32 @@ std::optional<ApiError> outcome_error(const ChoiceOutcome& o) {
   }
 }
 
+namespace {
+
+// What the access log says of a request's choices: tokens summed, the first choice's time to
+// first token and finish reason.
+void record_outcome(AccessRecord& r, std::uint32_t choice, const ChoiceOutcome& o) {
+  r.prompt_tokens += o.prompt_tokens;
+  r.cached_tokens += o.cached_tokens;
+  r.completion_tokens += o.completion_tokens;
+  if (o.completion_tokens > 0 && !r.ttft_ms) r.ttft_ms = o.ttft_ms;
+  if (choice != 0) return;
+  if (o.reason == LPX_FINISH_CANCELLED) {
+    r.finish_reason = o.timed_out ? "timeout" : "cancelled";
+  } else if (outcome_error(o)) {
+    r.finish_reason = "error";
+  } else {
+    r.finish_reason = openai::finish_reason_name(o.reason);
+  }
+}
+
+}  // namespace
+
 // --- collected ------------------------------------------------------------------------------------
 
 CollectingSink::CollectingSink(std::shared_ptr<Exchange> exchange, ResponseContext context,
                                std::uint32_t choices)
-    : exchange_(std::move(exchange)), context_(std::move(context)), choices_(choices) {}
+    : exchange_(std::move(exchange)), access_(exchange_->access()), context_(std::move(context)), choices_(choices) {}
 
 void CollectingSink::on_token(std::uint32_t choice, TokenOutput token) {
   CollectedChoice& c = choices_[choice];
@@ -31,6 +52,7 @@ void CollectingSink::on_token(std::uint32_t choice, TokenOutput token) {
 }
 
 void CollectingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
+  if (access_) record_outcome(access_->record, choice, outcome);
   CollectedChoice& c = choices_[choice];
   c.outcome = outcome;
   // The end-of-generation token is not part of the answer.
@@ -53,6 +75,7 @@ void CollectingSink::on_all_done() {
 StreamingSink::StreamingSink(std::shared_ptr<Exchange> exchange, ResponseContext context,
                              std::uint32_t choices, bool include_usage)
     : exchange_(std::move(exchange)),
+      access_(exchange_->access()),
       context_(std::move(context)),
       include_usage_(include_usage),
       choices_(choices),
@@ -95,6 +118,7 @@ void StreamingSink::on_token(std::uint32_t choice, TokenOutput token) {
 }
 
 void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
+  if (access_) record_outcome(access_->record, choice, outcome);
   outcomes_[choice] = outcome;
   if (auto error = outcome_error(outcome)) {
     if (!error_) error_ = error;

@@ -25,6 +25,7 @@ class CollectingSink final : public GenerationSink {
 
  private:
   std::shared_ptr<Exchange> exchange_;
+  std::shared_ptr<AccessEntry> access_;  // held until the generation ends
   ResponseContext context_;
   std::vector<CollectedChoice> choices_;
 };
@@ -52,6 +53,7 @@ class StreamingSink final : public GenerationSink {
     std::string answer;
   };
   std::shared_ptr<Exchange> exchange_;
+  std::shared_ptr<AccessEntry> access_;  // held until the generation ends
   ResponseContext context_;
   bool include_usage_;
   std::vector<Choice> choices_;

@@ -19,7 +19,31 @@ namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 
 HttpConnection::HttpConnection(net::ip::tcp::socket socket, Api& api, const HttpOptions& options)
-    : stream_(std::move(socket)), idle_timer_(stream_.get_executor()), api_(api), options_(options) {}
+    : stream_(std::move(socket)), idle_timer_(stream_.get_executor()), api_(api), options_(options) {
+  beast::error_code ec;
+  const auto peer = stream_.socket().remote_endpoint(ec);
+  client_ = ec ? "-" : peer.address().to_string() + ":" + std::to_string(peer.port());
+}
+
+void HttpConnection::begin_access(const Request* request) {
+  AccessRecord record;
+  record.client = client_;
+  record.endpoint = endpoint_;
+  if (request != nullptr) {
+    record.method = std::string(request->method_string());
+    const auto id = request->find("X-Request-Id");
+    record.request_id = http::request_id(id == request->end() ? std::string_view() : std::string_view(id->value()));
+    record.key_id = api_.key_id_of(*request);
+  } else {
+    record.method = "-";
+    record.request_id = http::request_id({});
+  }
+  access_ = std::make_shared<AccessEntry>(options_.access_log, std::move(record));
+}
+
+void HttpConnection::set_status(int status) {
+  if (access_) access_->record.status = status;
+}
 
 void HttpConnection::start() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
@@ -62,10 +86,12 @@ void HttpConnection::on_header(beast::error_code ec) {
   keep_alive_ = false;
   cors_origin_.clear();
   if (ec == bhttp::error::header_limit) {
+    begin_access(nullptr);
     respond_error(ApiError(431, "invalid_request_error", "the request headers are too large"));
     return;
   }
   if (ec == bhttp::error::body_limit) {  // Content-Length over the limit, seen with the headers
+    begin_access(nullptr);
     respond_error(ApiError(413, "invalid_request_error", "the request body is too large"));
     return;
   }
@@ -79,6 +105,7 @@ void HttpConnection::on_header(beast::error_code ec) {
   if (auto origin = request.find(bhttp::field::origin); origin != request.end()) {
     cors_origin_ = api_.cors_origin(origin->value());
   }
+  begin_access(&request);
   if (const auto length = parser_->content_length(); length && *length > options_.max_body_bytes) {
     respond_error(ApiError(413, "invalid_request_error", "the request body is too large"));
     return;
@@ -95,7 +122,10 @@ void HttpConnection::on_header(beast::error_code ec) {
     }
     stream_.expires_never();
     api_.metrics().count_request(endpoint_, 101);
-    std::make_shared<WebSocketSession>(std::move(stream_), api_)->start(parser_->release());
+    set_status(101);
+    access_.reset();  // the upgrade's line; each message then gets its own
+    const ApiKey* key = api_.key_of(request);
+    std::make_shared<WebSocketSession>(std::move(stream_), api_, key, client_)->start(parser_->release());
     closed_ = true;  // the socket belongs to the session now
     return;
   }
@@ -139,6 +169,7 @@ void HttpConnection::dispatch() {
     }
     answered_ = true;
     api_.metrics().count_request(endpoint_, 204);
+    set_status(204);
     write(std::move(response), !keep_alive_);
     return;
   }
@@ -147,6 +178,7 @@ void HttpConnection::dispatch() {
 
 void HttpConnection::add_common_headers(bhttp::fields& fields) const {
   fields.set(bhttp::field::server, "lpx");
+  if (access_) fields.set("X-Request-Id", access_->record.request_id);
   if (!cors_origin_.empty()) {
     fields.set(bhttp::field::access_control_allow_origin, cors_origin_);
     if (cors_origin_ != "*") fields.set(bhttp::field::vary, "Origin");
@@ -158,6 +190,7 @@ void HttpConnection::respond(int status, std::string body, const char* content_t
   answered_ = true;
   watching_ = false;
   api_.metrics().count_request(endpoint_, status);
+  set_status(status);
   bhttp::response<bhttp::string_body> response{static_cast<bhttp::status>(status), 11};
   response.set(bhttp::field::content_type, content_type);
   response.body() = std::move(body);
@@ -169,9 +202,12 @@ void HttpConnection::respond_error(const ApiError& error) {
   answered_ = true;
   watching_ = false;
   api_.metrics().count_request(endpoint_, error.status());
+  set_status(error.status());
   bhttp::response<bhttp::string_body> response{static_cast<bhttp::status>(error.status()), 11};
   response.set(bhttp::field::content_type, "application/json");
   if (error.retry_after() > 0) response.set(bhttp::field::retry_after, std::to_string(error.retry_after()));
+  // Milliseconds too, which OpenAI's clients prefer to the whole seconds of Retry-After.
+  if (error.retry_after_ms() > 0) response.set("retry-after-ms", std::to_string(error.retry_after_ms()));
   if (error.status() == 401) response.set(bhttp::field::www_authenticate, "Bearer");
   response.body() = error.body();
   // After a framing error (431, 413) the rest of the request is unread: close.
@@ -195,6 +231,7 @@ void HttpConnection::begin_events() {
   if (answered_ || closed_) return;
   answered_ = true;
   api_.metrics().count_request(endpoint_, 200);
+  set_status(200);
   event_header_.emplace(bhttp::status::ok, 11);
   event_header_->set(bhttp::field::content_type, "text/event-stream");
   event_header_->set(bhttp::field::cache_control, "no-cache");
@@ -252,6 +289,7 @@ void HttpConnection::pump() {
 
 void HttpConnection::finish_exchange(bool close_after) {
   on_gone_ = nullptr;
+  access_.reset();
   if (close_after) return close();
   wait_for_request();
 }
@@ -296,6 +334,7 @@ void HttpConnection::close() {
   if (closed_) return;
   closed_ = true;
   watching_ = false;
+  access_.reset();
   idle_timer_.cancel();
   beast::error_code ec;  // a write in flight still owns its outbox_ buffer: it ends with an error
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);

@@ -34,8 +34,12 @@ class HttpConnection final : public Exchange, public std::enable_shared_from_thi
   void send_event(std::string payload) override;
   void end_events() override;
   void watch_disconnect(std::function<void()> on_gone) override;
+  std::shared_ptr<AccessEntry> access() override { return access_; }
 
  private:
+  // Starts the access-log entry of the request whose header arrived (nullptr: none parsed).
+  void begin_access(const Request* request);
+  void set_status(int status);
   void wait_for_request();
   void read_header();
   void on_header(boost::beast::error_code ec);
@@ -77,6 +81,9 @@ class HttpConnection final : public Exchange, public std::enable_shared_from_thi
   std::function<void()> on_gone_;
   bool watching_ = false;
   bool closed_ = false;
+
+  std::string client_;                   // "address:port" of the peer
+  std::shared_ptr<AccessEntry> access_;  // the exchange in progress; released when it ends
 };
 
 }  // namespace lpx::http

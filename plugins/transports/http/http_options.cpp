@@ -17,7 +17,8 @@ constexpr lpx_option_spec kOptions[] = {
     lpx::option("api_key", LPX_OPTION_STRING, "\"\"",
                 "Bearer key API requests must carry; empty = none"),
     lpx::option("api_key_file", LPX_OPTION_STRING, "\"\"",
-                "File with one API key per line ('#' comments); empty = none"),
+                "File with one API key per line, each optionally followed by id=NAME, rpm=N "
+                "(requests per minute) and tpm=N (tokens per minute); '#' comments; empty = none"),
     lpx::option("allow_public_without_key", LPX_OPTION_BOOL, "false",
                 "Permit a non-loopback host without any API key"),
     lpx::option("cors_origins", LPX_OPTION_STRING_LIST, "[]",
@@ -49,18 +50,23 @@ constexpr lpx_option_spec kOptions[] = {
     lpx::in_range(lpx::option("io_threads", LPX_OPTION_INT, "2", "Network threads"), 1, 64),
     lpx::option("model_id", LPX_OPTION_STRING, "\"\"",
                 "Model id reported by /v1/models; empty = the model file's stem"),
+    lpx::option("access_log", LPX_OPTION_STRING, "\"text\"",
+                "One line per request in the process log at info level: text, json or off"),
 };
 
-std::vector<std::string> read_key_file(const std::string& path) {
+std::vector<ApiKey> read_key_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(LPX_ERR_NOT_FOUND, "api_key_file " + path + ": cannot be read");
-  std::vector<std::string> keys;
+  std::vector<ApiKey> keys;
   std::string line;
-  while (std::getline(in, line)) {
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
-    const auto last = line.find_last_not_of(" \t\r");
-    keys.push_back(line.substr(first, last - first + 1));
+    try {
+      keys.push_back(parse_key_line(line));
+    } catch (const Error& e) {
+      throw Error(e.code(), "api_key_file " + path + ":" + std::to_string(number) + ": " + e.what());
+    }
   }
   if (keys.empty()) throw Error(LPX_ERR_INVALID_ARGUMENT, "api_key_file " + path + ": holds no key");
   return keys;
@@ -72,9 +78,11 @@ HttpOptions HttpOptions::read(const Options& options) {
   HttpOptions out;
   out.host = options.get_string("host");
   out.port = static_cast<std::uint16_t>(options.get_int("port"));
-  if (std::string key = options.get_string("api_key"); !key.empty()) out.api_keys.push_back(key);
+  if (std::string key = options.get_string("api_key"); !key.empty()) {
+    out.api_keys.push_back({key, default_key_id(key), {}});
+  }
   if (std::string file = options.get_string("api_key_file"); !file.empty()) {
-    for (std::string& key : read_key_file(file)) out.api_keys.push_back(std::move(key));
+    for (ApiKey& key : read_key_file(file)) out.api_keys.push_back(std::move(key));
   }
   out.allow_public_without_key = options.get_bool("allow_public_without_key");
   out.cors_origins = options.get_string_list("cors_origins");
@@ -88,6 +96,12 @@ HttpOptions HttpOptions::read(const Options& options) {
   out.drain_timeout = std::chrono::seconds(options.get_int("drain_timeout_s"));
   out.io_threads = static_cast<unsigned>(options.get_int("io_threads"));
   out.model_id = options.get_string("model_id");
+  const std::string access_log = options.get_string("access_log");
+  const std::optional<AccessLogFormat> format = access_log_format(access_log);
+  if (!format) {
+    throw Error(LPX_ERR_INVALID_ARGUMENT, "access_log must be text, json or off, not '" + access_log + "'");
+  }
+  out.access_log = *format;
   return out;
 }
 

@@ -9,12 +9,15 @@
 
 #include <lpx/cpp/options.hpp>
 
+#include "access_log.hpp"
+#include "api_keys.hpp"
+
 namespace lpx::http {
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
-  std::vector<std::string> api_keys;  // from api_key and api_key_file; empty = no auth
+  std::vector<ApiKey> api_keys;  // from api_key and api_key_file; empty = no auth
   bool allow_public_without_key = false;
   std::vector<std::string> cors_origins;
   std::size_t max_body_bytes = 1 << 20;
@@ -27,8 +30,10 @@ struct HttpOptions {
   std::chrono::seconds drain_timeout{30};
   unsigned io_threads = 2;
   std::string model_id;  // empty = the model file's stem
+  AccessLogFormat access_log = AccessLogFormat::kText;
 
-  // Throws lpx::Error when api_key_file cannot be read or holds no key.
+  // Throws lpx::Error when api_key_file cannot be read, holds no key or a malformed line, or
+  // access_log names no format.
   static HttpOptions read(const Options& options);
 };
 

@@ -9,8 +9,9 @@ namespace lpx::http {
 namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 
-WebSocketSession::WebSocketSession(beast::tcp_stream stream, Api& api)
-    : ws_(std::move(stream)), api_(api) {}
+WebSocketSession::WebSocketSession(beast::tcp_stream stream, Api& api, const ApiKey* key,
+                                   std::string client)
+    : ws_(std::move(stream)), api_(api), key_(key), client_(std::move(client)) {}
 
 void WebSocketSession::start(Request upgrade) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
@@ -50,22 +51,39 @@ void WebSocketSession::on_read(beast::error_code ec) {
     send(ApiError(400, "invalid_request_error", "send requests as text frames").body());
   } else {
     busy_ = true;
-    api_.handle_websocket_message(message, shared_from_this());
+    AccessRecord record;
+    record.request_id = request_id({});
+    record.client = client_;
+    record.method = "WS";
+    record.endpoint = "/v1/ws";
+    record.key_id = key_ != nullptr ? key_->id : std::string();
+    access_ = std::make_shared<AccessEntry>(api_.options().access_log, std::move(record));
+    api_.handle_websocket_message(message, shared_from_this(), key_);
   }
   read();  // keep reading: that is how a close is noticed while a request runs
 }
 
-void WebSocketSession::respond(int, std::string body, const char*) {
+void WebSocketSession::respond(int status, std::string body, const char*) {
+  if (access_) access_->record.status = status;
   send(std::move(body));
-  busy_ = false;
+  end_message();
 }
 
 void WebSocketSession::respond_error(const ApiError& error) {
+  if (access_) access_->record.status = error.status();
   send(error.body());
-  busy_ = false;
+  end_message();
 }
 
-void WebSocketSession::send_event(std::string payload) { send(std::move(payload)); }
+void WebSocketSession::end_message() {
+  busy_ = false;
+  access_.reset();
+}
+
+void WebSocketSession::send_event(std::string payload) {
+  if (access_ && access_->record.status == 0) access_->record.status = 200;
+  send(std::move(payload));
+}
 
 void WebSocketSession::send(std::string frame) {
   if (closed_) return;
@@ -88,6 +106,7 @@ void WebSocketSession::pump() {
 void WebSocketSession::gone() {
   if (closed_) return;
   closed_ = true;
+  access_.reset();
   if (on_gone_) {
     auto on_gone = std::move(on_gone_);
     on_gone_ = nullptr;

@@ -19,7 +19,9 @@ namespace lpx::http {
 
 class WebSocketSession final : public Exchange, public std::enable_shared_from_this<WebSocketSession> {
  public:
-  WebSocketSession(boost::beast::tcp_stream stream, Api& api);
+  // `key`: the configured key the upgrade carried (nullptr: none configured); `client`: the
+  // peer's "address:port", for the access log.
+  WebSocketSession(boost::beast::tcp_stream stream, Api& api, const ApiKey* key, std::string client);
   // Completes the handshake of `upgrade` and serves messages until the client closes.
   void start(Request upgrade);
 
@@ -28,8 +30,9 @@ class WebSocketSession final : public Exchange, public std::enable_shared_from_t
   void respond_error(const ApiError& error) override;
   void begin_events() override {}
   void send_event(std::string payload) override;
-  void end_events() override { busy_ = false; }
+  void end_events() override { end_message(); }
   void watch_disconnect(std::function<void()> on_gone) override { on_gone_ = std::move(on_gone); }
+  std::shared_ptr<AccessEntry> access() override { return access_; }
 
  private:
   void read();
@@ -37,6 +40,7 @@ class WebSocketSession final : public Exchange, public std::enable_shared_from_t
   void send(std::string frame);
   void pump();
   void gone();
+  void end_message();  // the message's answer is complete: the next one may come
 
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   Api& api_;
@@ -46,6 +50,9 @@ class WebSocketSession final : public Exchange, public std::enable_shared_from_t
   bool busy_ = false;  // a request is running
   bool closed_ = false;
   std::function<void()> on_gone_;
+  const ApiKey* key_;
+  std::string client_;
+  std::shared_ptr<AccessEntry> access_;  // the message in progress
 };
 
 }  // namespace lpx::http
