@@ -83,6 +83,7 @@ struct Request {
   std::string repaired;  // a piece with ill-formed UTF-8, repaired (capacity kept between tokens)
   std::string admission_error;  // set when the request can never fit; it ends at the next step
   Clock::time_point submitted, first_token, last_token;
+  Clock::time_point admitted{};  // given a sequence slot (epoch: never)
 
   bool decoding() const noexcept { return prompt_done == prompt.size(); }
 };

@@ -21,6 +21,7 @@ void Scheduler::admit_waiting() {
       evict_idle_sessions();
       if (!admit(front)) front.admission_error = "the KV cache cannot hold this request";
     }
+    if (!front.cancel && front.admission_error.empty()) front.admitted = Clock::now();
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }

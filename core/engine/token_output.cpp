@@ -138,6 +138,7 @@ void TokenOutput::report(Request& r, const Ending& ending) const {
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto end = Clock::now();
   result.total_ms = ms(end - r.submitted);
+  result.queue_ms = ms((r.admitted != Clock::time_point{} ? r.admitted : end) - r.submitted);
   if (r.generated > 0) {
     result.time_to_first_token_ms = ms(r.first_token - r.submitted);
     const double decode_ms = ms(r.last_token - r.first_token);

@@ -48,6 +48,10 @@ inline constexpr Layout kLayouts[] = {
     {3, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
+    // 2.4: no table grows (lpx_request_result.queue_ms)
+    {4, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
 };
 
 // The layout of ABI 2.`minor`; nullopt for a minor this host does not know (a newer one).

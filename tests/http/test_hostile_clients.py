@@ -145,6 +145,8 @@ def metrics(srv):
         m = METRIC.match(line)
         if m and not line.startswith("#"):
             out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+            if m.group(2) and m.group(2).startswith("{model="):  # one model: its series by name too
+                out[m.group(1)] = float(m.group(3))
     for name in ("lpx_running_sequences", "lpx_kv_cache_blocks_used", "lpx_queue_depth",
                  "process_resident_memory_bytes"):
         assert name in out, f"/metrics lacks {name}:\n{body.decode()[:3000]}"

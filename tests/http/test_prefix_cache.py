@@ -39,7 +39,7 @@ def ask(srv, question):
 def metric(srv, name):
     status, _, body = request(srv, "GET", "/metrics")
     assert status == 200
-    match = re.search(rf"^{name} ([0-9.e+]+)$", body.decode(), re.MULTILINE)
+    match = re.search(rf"^{name}(?:{{model=\"[^\"]*\"}})? ([0-9.e+]+)$", body.decode(), re.MULTILINE)
     assert match, f"{name} missing from /metrics"
     return float(match.group(1))
 

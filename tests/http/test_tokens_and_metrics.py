@@ -212,6 +212,12 @@ def total(samples, name):
     return sum(values)
 
 
+def server_model_id(srv):
+    status, _, raw = request(srv, "GET", "/v1/models")
+    assert status == 200
+    return json.loads(raw)["data"][0]["id"]
+
+
 def test_metrics(server):
     _, before = scrape(server)
     generated_before = total(before, "lpx_generated_tokens_total")
@@ -252,8 +258,16 @@ def test_metrics(server):
     for name in ("lpx_prompt_tokens_total", "lpx_queue_depth", "lpx_running_sequences",
                  "lpx_kv_cache_blocks_used", "lpx_kv_cache_usage_ratio",
                  "lpx_generation_tokens_per_second", "process_virtual_memory_bytes",
-                 "lpx_inter_token_latency_seconds_bucket", "lpx_request_duration_seconds_bucket"):
+                 "lpx_inter_token_latency_seconds_bucket", "lpx_request_duration_seconds_bucket",
+                 "lpx_queue_wait_seconds_bucket"):
         assert name in names, name
+    # The model's series carry its id; the queue wait counts this request too.
+    model = server_model_id(server)
+    for n, labels, _ in samples:
+        if n.startswith(("lpx_queue", "lpx_kv_cache", "lpx_time_to_first_token", "lpx_generated")):
+            assert labels.get("model") == model, (n, labels)
+    assert total(samples, "lpx_queue_wait_seconds_count") >= 1
+    assert total(samples, "lpx_queue_wait_seconds_sum") <= total(samples, "lpx_time_to_first_token_seconds_sum") + 1e-3
 
 
 # --- WebSocket /v1/ws -----------------------------------------------------------------------

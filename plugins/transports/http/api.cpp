@@ -25,13 +25,24 @@ std::string json_status(const char* status) {
 
 }  // namespace
 
+namespace {
+
+// The id /v1/models shows: the model_id option, else the model file's stem.
+std::string model_id_of(const EngineHandle& engine, const HttpOptions& options) {
+  if (!options.model_id.empty()) return options.model_id;
+  const lpx_engine_info info = engine.info();
+  return std::filesystem::path(info.model_path ? info.model_path : "model").stem().string();
+}
+
+}  // namespace
+
 Api::Api(const EngineHandle& engine, const HttpOptions& options)
-    : engine_(engine), options_(options), keys_(options.api_keys) {
+    : engine_(engine),
+      options_(options),
+      keys_(options.api_keys),
+      model_id_(model_id_of(engine, options)),
+      metrics_(model_id_) {
   const lpx_engine_info info = engine_.info();
-  model_id_ = options.model_id;
-  if (model_id_.empty()) {
-    model_id_ = std::filesystem::path(info.model_path ? info.model_path : "model").stem().string();
-  }
   context_size_ = info.context_size;
   max_sequences_ = info.max_sequences;
   const std::string_view chat_template = info.chat_template ? info.chat_template : "";

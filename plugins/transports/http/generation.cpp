@@ -1,5 +1,7 @@
 #include "generation.hpp"
 
+#include <cstddef>
+
 #include <boost/asio/post.hpp>
 
 #include "openai_names.hpp"
@@ -90,6 +92,9 @@ void Generation::on_engine_done(void* user, const lpx_request_result* r) {
   Generation& g = *c.owner;
   ChoiceOutcome o = choice_outcome(*r, g.timed_out_);
   if (o.completion_tokens > 0) g.metrics_.observe_time_to_first_token(o.ttft_ms / 1000.0);
+  if (r->struct_size >= offsetof(lpx_request_result, queue_ms) + sizeof r->queue_ms) {
+    g.metrics_.observe_queue_wait(r->queue_ms / 1000.0);
+  }
   g.metrics_.observe_request(o.total_ms / 1000.0);
   boost::asio::post(g.executor_, [self = g.shared_from_this(), i = c.index, o = std::move(o)]() mutable {
     self->choice_done_here(i, o);

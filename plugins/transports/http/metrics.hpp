@@ -21,7 +21,8 @@ class Histogram {
   static constexpr std::array<double, 14> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                      0.25,  0.5,    1,     2.5,  5,     10,  30};
   void observe(double seconds) noexcept;
-  void render(std::string& out, const char* name, const char* help) const;
+  // `labels`: "" or e.g. `model="x"`, put before each bucket's le.
+  void render(std::string& out, const char* name, const char* help, const std::string& labels) const;
 
  private:
   std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};  // last: +Inf
@@ -30,7 +31,11 @@ class Histogram {
 
 class ServerMetrics {
  public:
+  // `model`: the id the model's series are labelled with (model="...").
+  explicit ServerMetrics(std::string model);
+
   void count_request(const std::string& endpoint, int status);
+  void observe_queue_wait(double seconds) noexcept { queue_wait_.observe(seconds); }
   void observe_time_to_first_token(double seconds) noexcept { ttft_.observe(seconds); }
   void observe_inter_token(double seconds) noexcept { inter_token_.observe(seconds); }
   void observe_request(double seconds) noexcept { e2e_.observe(seconds); }
@@ -47,7 +52,8 @@ class ServerMetrics {
   std::chrono::steady_clock::time_point window_start_ = std::chrono::steady_clock::now();
   std::uint64_t window_tokens_ = 0;
   double last_rate_ = 0;
-  Histogram ttft_, inter_token_, e2e_;
+  std::string model_label_;  // model="id", escaped
+  Histogram ttft_, inter_token_, e2e_, queue_wait_;
 };
 
 }  // namespace lpx::http

@@ -132,6 +132,10 @@ typedef struct lpx_request_result {
    * confirmed draft is a generated token that took no step of its own). 0 without speculation. */
   uint32_t draft_tokens;
   uint32_t accepted_draft_tokens;
+  /* since 2.4 (read only when struct_size covers it): milliseconds from submission until the
+   * request was admitted to a sequence slot (until it ended, if it never was); part of
+   * time_to_first_token_ms. */
+  double queue_ms;
 } lpx_request_result;
 
 typedef struct lpx_request {

@@ -42,11 +42,13 @@
  *        prefix cache and speculative decoding
  *   2.3  a request's result counts its speculative drafts (lpx_request_result.draft_tokens,
  *        accepted_draft_tokens)
+ *   2.4  a request's result says how long it waited for a sequence slot
+ *        (lpx_request_result.queue_ms)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 3
+#define LPX_ABI_MINOR 4
 
 #endif
