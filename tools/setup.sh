@@ -29,7 +29,10 @@ packages=(
   clang-14 libclang-rt-14-dev  # libFuzzer for the parser fuzz tests
   python3-jinja2               # reference renders for chat-template goldens (tools/)
   chromium chromium-driver     # tests/http/test_web_page.py: the chat page in a real browser
+  shellcheck                   # tests/deploy: the Slurm and container scripts
 )
+# tests/deploy builds the Kustomize directories with kubectl: Debian's, unless one is installed.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,11 +46,12 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 
-python_requirements="$root/tests/http/requirements.txt"
-if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-    -r "$python_requirements"; then
-  die "pip could not install $python_requirements (is PyPI reachable?)"
-fi
+for python_requirements in "$root/tests/http/requirements.txt" "$root/tests/deploy/requirements.txt"; do
+  if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+      -r "$python_requirements"; then
+    die "pip could not install $python_requirements (is PyPI reachable?)"
+  fi
+done
 
 # --- 2. models -----------------------------------------------------------------------------------
 model_dir="$root/models"
