@@ -32,7 +32,8 @@ Expected<bool> configure_logging(const LogConfig& config) {
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
   }
   logger->set_level(level);
-  logger->flush_on(spdlog::level::warn);
+  // Info too: the HTTP server's access line must reach a --log-file when its request ends.
+  logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));
   return true;
 }

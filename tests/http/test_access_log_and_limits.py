@@ -1,6 +1,5 @@
 """The access log (one line per request, X-Request-Id honoured and echoed) and per-key limits
 (requests and tokens per minute: 429 with Retry-After, which the official client waits out)."""
-import contextlib
 import json
 import re
 import time
@@ -8,19 +7,7 @@ import time
 import openai
 import pytest
 
-from conftest import TINY_MODEL, request, start_server
-
-
-@contextlib.contextmanager
-def running(*args):
-    srv = start_server(*args, model=TINY_MODEL)
-    try:
-        yield srv
-    except BaseException:
-        srv.stop()
-        raise
-    rc = srv.stop()
-    assert rc == 0, f"exit status {rc} on SIGTERM\n{srv.log()}"
+from conftest import request, running
 
 
 def access_lines(srv, expected, timeout=10):
@@ -139,3 +126,35 @@ def test_the_official_client_waits_out_a_token_limit(tmp_path):
         assert time.time() - start >= wait_ms / 1000 - 1.5, "it retried after the server's wait"
         statuses = [fields(line)["status"] for line in access_lines(srv, 4)]
         assert statuses[:2] == ["200", "429"] and statuses[-1] == "200", srv.log()
+
+
+def test_n_choices_count_their_prompt_once_as_usage_does(tmp_path):
+    with running() as srv:
+        status, _, body = request(srv, "POST", "/v1/completions",
+                                  {"prompt": "Hello there", "max_tokens": 3, "n": 3, "seed": 1})
+        assert status == 200, body
+        usage = json.loads(body)["usage"]
+        line = fields(access_lines(srv, 1)[0])
+        assert int(line["prompt_tokens"]) == usage["prompt_tokens"]
+        assert int(line["completion_tokens"]) == usage["completion_tokens"] == 9
+
+
+def test_metrics_may_be_served_without_a_key_and_nothing_else_is(tmp_path):
+    keys = key_file(tmp_path, "sekrit id=ops\n")
+    with running("--api-key-file", keys, "--set", "transport.metrics_without_key=true") as srv:
+        status, _, body = request(srv, "GET", "/metrics")
+        assert status == 200 and b"lpx_up 1" in body
+        assert request(srv, "GET", "/v1/models")[0] == 401
+    with running("--api-key-file", keys) as srv:
+        assert request(srv, "GET", "/metrics")[0] == 401
+
+
+def test_two_keys_with_one_id_are_refused_at_start(tmp_path):
+    import subprocess
+    from conftest import PIPELINE, TINY_MODEL
+    keys = key_file(tmp_path, "one id=ops\ntwo id=ops\n")
+    result = subprocess.run([PIPELINE, "serve", "--model", TINY_MODEL, "--port", "0",
+                             "--api-key-file", keys], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert f"api_key_file {keys}:2: id 'ops' names an earlier key too" in result.stderr
+    assert "one" not in result.stderr.split("id 'ops'")[0].split(keys)[-1]

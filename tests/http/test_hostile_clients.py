@@ -19,7 +19,7 @@ import time
 import pytest
 import websocket
 
-from conftest import MODEL, PIPELINE, TINY_MODEL, addr, request, start_server
+from conftest import MODEL, PIPELINE, TINY_MODEL, addr, request, running, start_server
 
 MARKER = "XYZZY-marker"
 LONG_PROMPT = "Once upon a time"          # SmolLM2: no end of text for > 1500 tokens (greedy)
@@ -31,18 +31,6 @@ BAD_LOG = re.compile(r"^\S+ \S+ (error|critical|fatal)\b|terminate called|Assert
 # --------------------------------------------------------------------------------------------
 # helpers
 
-
-@contextlib.contextmanager
-def running(*args, model=TINY_MODEL):
-    """A server of its own for one test; it must exit 0 on SIGTERM."""
-    srv = start_server(*args, model=model)
-    try:
-        yield srv
-    except BaseException:
-        srv.stop()
-        raise
-    rc = srv.stop()
-    assert rc == 0, f"exit status {rc} on SIGTERM\n{srv.log()}"
 
 
 def read_response(sock, method="POST"):

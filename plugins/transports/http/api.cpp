@@ -77,6 +77,7 @@ bool Api::authorized(const Request& request) const {
   const std::string_view path(request.target().data(), request.target().size());
   const std::string_view route = path.substr(0, path.find('?'));
   if (route == "/" || route == "/health" || route == "/ready") return true;
+  if (route == "/metrics" && options_.metrics_without_key) return true;
   return !keys_.required() || key_of(request) != nullptr;
 }
 
@@ -205,7 +206,6 @@ void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_p
   if (!access) throw std::logic_error("a generation request without an access-log entry");
   access->record.model = model_id_;
   access->record.generation = true;
-  if (key != nullptr) admit(*key, *access);
   RequestLimits limits;
   limits.max_tokens = options_.max_tokens_limit != 0 ? options_.max_tokens_limit : context_size_;
   limits.tool_syntax = tool_syntax_;
@@ -231,6 +231,8 @@ void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_p
   } else {
     sink = std::make_shared<CollectingSink>(exchange, std::move(context), choices);
   }
+  // The key's limits last: a request refused for its body or a full queue spends none of them.
+  if (key != nullptr) admit(*key, *access);
   auto generation = std::make_shared<Generation>(engine_, exchange->executor(), sink, metrics_, active_);
   generation->start(std::move(request), options_.request_timeout);  // throws a 400 if refused
   // Output is posted to this executor, so nothing arrives before the stream has begun.

@@ -20,11 +20,14 @@ std::optional<ApiError> outcome_error(const ChoiceOutcome& o) {
 
 namespace {
 
-// What the access log says of a request's choices: tokens summed, the first choice's time to
-// first token and finish reason.
-void record_outcome(AccessRecord& r, std::uint32_t choice, const ChoiceOutcome& o) {
-  r.prompt_tokens += o.prompt_tokens;
-  r.cached_tokens += o.cached_tokens;
+// What the access log says of a request's choices: tokens summed as `usage` sums them (each
+// prompt once, though its n choices each ran it), the first choice's time to first token and
+// finish reason.
+void record_outcome(AccessRecord& r, std::uint32_t choice, std::uint32_t n, const ChoiceOutcome& o) {
+  if (choice % n == 0) {
+    r.prompt_tokens += o.prompt_tokens;
+    r.cached_tokens += o.cached_tokens;
+  }
   r.completion_tokens += o.completion_tokens;
   if (o.completion_tokens > 0 && !r.ttft_ms) r.ttft_ms = o.ttft_ms;
   if (choice != 0) return;
@@ -52,7 +55,7 @@ void CollectingSink::on_token(std::uint32_t choice, TokenOutput token) {
 }
 
 void CollectingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
-  if (access_) record_outcome(access_->record, choice, outcome);
+  if (access_) record_outcome(access_->record, choice, std::max<std::uint32_t>(context_.n, 1), outcome);
   CollectedChoice& c = choices_[choice];
   c.outcome = outcome;
   // The end-of-generation token is not part of the answer.
@@ -118,7 +121,7 @@ void StreamingSink::on_token(std::uint32_t choice, TokenOutput token) {
 }
 
 void StreamingSink::on_choice_done(std::uint32_t choice, const ChoiceOutcome& outcome) {
-  if (access_) record_outcome(access_->record, choice, outcome);
+  if (access_) record_outcome(access_->record, choice, std::max<std::uint32_t>(context_.n, 1), outcome);
   outcomes_[choice] = outcome;
   if (auto error = outcome_error(outcome)) {
     if (!error_) error_ = error;

@@ -22,7 +22,9 @@ HttpConnection::HttpConnection(net::ip::tcp::socket socket, Api& api, const Http
     : stream_(std::move(socket)), idle_timer_(stream_.get_executor()), api_(api), options_(options) {
   beast::error_code ec;
   const auto peer = stream_.socket().remote_endpoint(ec);
-  client_ = ec ? "-" : peer.address().to_string() + ":" + std::to_string(peer.port());
+  const std::string address = peer.address().is_v6() ? "[" + peer.address().to_string() + "]"
+                                                     : peer.address().to_string();
+  client_ = ec ? "-" : address + ":" + std::to_string(peer.port());
 }
 
 void HttpConnection::begin_access(const Request* request) {
@@ -164,7 +166,8 @@ void HttpConnection::dispatch() {
     bhttp::response<bhttp::string_body> response{bhttp::status::no_content, 11};
     if (!cors_origin_.empty()) {
       response.set(bhttp::field::access_control_allow_methods, "GET, POST, OPTIONS");
-      response.set(bhttp::field::access_control_allow_headers, "Authorization, Content-Type");
+      response.set(bhttp::field::access_control_allow_headers,
+                   "Authorization, Content-Type, X-Request-Id");
       response.set(bhttp::field::access_control_max_age, "600");
     }
     answered_ = true;
@@ -181,6 +184,7 @@ void HttpConnection::add_common_headers(bhttp::fields& fields) const {
   if (access_) fields.set("X-Request-Id", access_->record.request_id);
   if (!cors_origin_.empty()) {
     fields.set(bhttp::field::access_control_allow_origin, cors_origin_);
+    fields.set(bhttp::field::access_control_expose_headers, "X-Request-Id, Retry-After, retry-after-ms");
     if (cors_origin_ != "*") fields.set(bhttp::field::vary, "Origin");
   }
 }

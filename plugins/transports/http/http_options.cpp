@@ -21,6 +21,8 @@ constexpr lpx_option_spec kOptions[] = {
                 "(requests per minute) and tpm=N (tokens per minute); '#' comments; empty = none"),
     lpx::option("allow_public_without_key", LPX_OPTION_BOOL, "false",
                 "Permit a non-loopback host without any API key"),
+    lpx::option("metrics_without_key", LPX_OPTION_BOOL, "false",
+                "Serve GET /metrics without an API key (for a Prometheus that scrapes pods)"),
     lpx::option("cors_origins", LPX_OPTION_STRING_LIST, "[]",
                 "Origins allowed by CORS (\"*\" = any); empty = no CORS headers"),
     lpx::in_range(lpx::option("max_body_bytes", LPX_OPTION_INT, "1048576",
@@ -64,6 +66,11 @@ std::vector<ApiKey> read_key_file(const std::string& path) {
     if (first == std::string::npos || line[first] == '#') continue;
     try {
       keys.push_back(parse_key_line(line));
+      for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
+        if (keys[k].id == keys.back().id) {  // limits and log lines are kept per id
+          throw Error(LPX_ERR_INVALID_ARGUMENT, "id '" + keys.back().id + "' names an earlier key too");
+        }
+      }
     } catch (const Error& e) {
       throw Error(e.code(), "api_key_file " + path + ":" + std::to_string(number) + ": " + e.what());
     }
@@ -85,6 +92,7 @@ HttpOptions HttpOptions::read(const Options& options) {
     for (ApiKey& key : read_key_file(file)) out.api_keys.push_back(std::move(key));
   }
   out.allow_public_without_key = options.get_bool("allow_public_without_key");
+  out.metrics_without_key = options.get_bool("metrics_without_key");
   out.cors_origins = options.get_string_list("cors_origins");
   out.max_body_bytes = static_cast<std::size_t>(options.get_int("max_body_bytes"));
   out.max_header_bytes = static_cast<std::uint32_t>(options.get_int("max_header_bytes"));

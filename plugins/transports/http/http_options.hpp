@@ -19,6 +19,7 @@ struct HttpOptions {
   std::uint16_t port = 8080;
   std::vector<ApiKey> api_keys;  // from api_key and api_key_file; empty = no auth
   bool allow_public_without_key = false;
+  bool metrics_without_key = false;  // GET /metrics needs no key (it shows no request content)
   std::vector<std::string> cors_origins;
   std::size_t max_body_bytes = 1 << 20;
   std::uint32_t max_header_bytes = 16 << 10;

@@ -30,6 +30,7 @@ struct GenerationResult {
   double total_ms = 0;
   std::uint32_t draft_tokens = 0;           // speculative decoding: drafted and verified
   std::uint32_t accepted_draft_tokens = 0;  // of those, confirmed by the model
+  double queue_ms = 0;                      // waiting for a sequence slot (ABI 2.4)
 };
 
 class EngineHandle {
@@ -140,6 +141,9 @@ class EngineHandle {
       if (r->struct_size >= offsetof(lpx_request_result, accepted_draft_tokens) + sizeof(std::uint32_t)) {
         out.draft_tokens = r->draft_tokens;
         out.accepted_draft_tokens = r->accepted_draft_tokens;
+      }
+      if (r->struct_size >= offsetof(lpx_request_result, queue_ms) + sizeof(double)) {
+        out.queue_ms = r->queue_ms;
       }
     };
     std::uint64_t id = 0;
