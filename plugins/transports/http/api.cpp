@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <stdexcept>
 
@@ -44,6 +45,17 @@ Api::Api(const EngineHandle& engine, const HttpOptions& options)
       metrics_(model_id_) {
   const lpx_engine_info info = engine_.info();
   context_size_ = info.context_size;
+  const bool gpu_backend = info.struct_size >= offsetof(lpx_engine_info, backend) + sizeof info.backend &&
+                           info.backend != nullptr && std::string_view(info.backend) == "cuda";
+  if (options.gpu_metrics == GpuMetrics::kOn ||
+      (options.gpu_metrics == GpuMetrics::kAuto && gpu_backend)) {
+    std::string why;
+    gpu_gauges_ = GpuGauges::open(why);
+    if (!gpu_gauges_ && options.gpu_metrics == GpuMetrics::kOn) {
+      throw Error(LPX_ERR_UNAVAILABLE, "gpu_metrics = \"on\": " + why);
+    }
+    if (!gpu_gauges_) log_warn("no GPU gauges in /metrics: " + why);
+  }
   max_sequences_ = info.max_sequences;
   const std::string_view chat_template = info.chat_template ? info.chat_template : "";
   tool_syntax_ = openai::detect_tool_syntax(chat_template);
@@ -157,7 +169,9 @@ void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchang
     exchange->respond(200, std::string(chat_page_html()), "text/html; charset=utf-8");
   } else if (path == "/metrics") {
     if (!get) wrong_method("GET");
-    exchange->respond(200, metrics_.render(engine_.stats()), "text/plain; version=0.0.4; charset=utf-8");
+    std::string text = metrics_.render(engine_.stats());
+    if (gpu_gauges_) gpu_gauges_->render(text);
+    exchange->respond(200, std::move(text), "text/plain; version=0.0.4; charset=utf-8");
   } else if (path == "/v1/models") {
     if (!get) wrong_method("GET");
     models(*exchange);

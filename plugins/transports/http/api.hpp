@@ -13,6 +13,7 @@
 #include "api_keys.hpp"
 #include "exchange.hpp"
 #include "generation.hpp"
+#include "gpu_gauges.hpp"
 #include "openai_names.hpp"
 #include "http_options.hpp"
 #include "metrics.hpp"
@@ -73,6 +74,7 @@ class Api {
   // Shared with the access entries that charge tokens when their requests end, which may be
   // after the Api is gone (a generation finishing during shutdown).
   std::shared_ptr<RateLimiter> limiter_ = std::make_shared<RateLimiter>();
+  std::unique_ptr<GpuGauges> gpu_gauges_;  // null: no GPU gauges
   std::atomic<bool> draining_{false};
 };
 

@@ -54,6 +54,8 @@ constexpr lpx_option_spec kOptions[] = {
                 "Model id reported by /v1/models; empty = the model file's stem"),
     lpx::option("access_log", LPX_OPTION_STRING, "\"text\"",
                 "One line per request in the process log at info level: text, json or off"),
+    lpx::option("gpu_metrics", LPX_OPTION_STRING, "\"auto\"",
+                "GPU gauges from NVML in /metrics: auto (with the cuda backend), on or off"),
 };
 
 std::vector<ApiKey> read_key_file(const std::string& path) {
@@ -110,6 +112,16 @@ HttpOptions HttpOptions::read(const Options& options) {
     throw Error(LPX_ERR_INVALID_ARGUMENT, "access_log must be text, json or off, not '" + access_log + "'");
   }
   out.access_log = *format;
+  const std::string gpu = options.get_string("gpu_metrics");
+  if (gpu == "auto") {
+    out.gpu_metrics = GpuMetrics::kAuto;
+  } else if (gpu == "on") {
+    out.gpu_metrics = GpuMetrics::kOn;
+  } else if (gpu == "off") {
+    out.gpu_metrics = GpuMetrics::kOff;
+  } else {
+    throw Error(LPX_ERR_INVALID_ARGUMENT, "gpu_metrics must be auto, on or off, not '" + gpu + "'");
+  }
   return out;
 }
 

@@ -14,6 +14,10 @@
 
 namespace lpx::http {
 
+// GPU gauges in /metrics: with the cuda backend (auto), always (on: the server refuses to start
+// without NVML), or never.
+enum class GpuMetrics { kAuto, kOn, kOff };
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
@@ -32,6 +36,7 @@ struct HttpOptions {
   unsigned io_threads = 2;
   std::string model_id;  // empty = the model file's stem
   AccessLogFormat access_log = AccessLogFormat::kText;
+  GpuMetrics gpu_metrics = GpuMetrics::kAuto;
 
   // Throws lpx::Error when api_key_file cannot be read, holds no key or a malformed line, or
   // access_log names no format.
