@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "metrics.hpp"
+
 namespace lpx::http {
 namespace {
 
@@ -37,30 +39,6 @@ template <class Function>
 bool resolve(void* library, Function& slot, const char* name) {
   slot = reinterpret_cast<Function>(dlsym(library, name));
   return slot != nullptr;
-}
-
-// A label value: backslash, double quote and newline escaped.
-std::string escaped(const char* text) {
-  std::string out;
-  for (const char* c = text; *c != '\0'; ++c) {
-    if (*c == '\\' || *c == '"') out += '\\';
-    if (*c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += *c;
-  }
-  return out;
-}
-
-void sample(std::string& out, const char* name, const std::string& labels, double value) {
-  char number[64];
-  std::snprintf(number, sizeof number, "%.17g", value);
-  out += name;
-  out += labels;
-  out += ' ';
-  out += number;
-  out += '\n';
 }
 
 }  // namespace
@@ -144,8 +122,8 @@ void GpuGauges::render(std::string& out) const {
     char uuid[96] = "";
     if (api_->name != nullptr) api_->name(device, name, sizeof name);
     if (api_->uuid != nullptr) api_->uuid(device, uuid, sizeof uuid);
-    gpus.push_back({"{gpu=\"" + std::to_string(i) + "\",name=\"" + escaped(name) + "\",uuid=\"" +
-                        escaped(uuid) + "\"}",
+    gpus.push_back({"{gpu=\"" + std::to_string(i) + "\",name=\"" + label_value(name) + "\",uuid=\"" +
+                        label_value(uuid) + "\"}",
                     device});
   }
   // One metric at a time over every GPU, as the exposition format wants them grouped.
@@ -158,7 +136,7 @@ void GpuGauges::render(std::string& out) const {
         out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
         header = true;
       }
-      sample(out, name, gpu.labels, value);
+      append_sample(out, name + gpu.labels, value);
     }
   };
   nvmlMemory_t memory{};
@@ -217,7 +195,7 @@ void GpuGauges::render(std::string& out) const {
     for (const auto& reason : kThrottleReasons) {
       std::string labels = gpu.labels;
       labels.insert(labels.size() - 1, std::string(",reason=\"") + reason.name + "\"");
-      sample(out, "lpx_gpu_throttled", labels, (reasons & reason.bit) != 0 ? 1 : 0);
+      append_sample(out, "lpx_gpu_throttled" + labels, (reasons & reason.bit) != 0 ? 1 : 0);
     }
   }
 }

@@ -6,9 +6,8 @@
 #include <fstream>
 
 namespace lpx::http {
-namespace {
 
-void line(std::string& out, const std::string& name, double value) {
+void append_sample(std::string& out, const std::string& name, double value) {
   char number[64];
   std::snprintf(number, sizeof number, "%.17g", value);
   out += name;
@@ -16,6 +15,21 @@ void line(std::string& out, const std::string& name, double value) {
   out += number;
   out += '\n';
 }
+
+std::string label_value(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+namespace {
 
 void header(std::string& out, const char* name, const char* type, const char* help) {
   out += "# HELP ";
@@ -33,13 +47,13 @@ void header(std::string& out, const char* name, const char* type, const char* he
 void gauge(std::string& out, const char* name, const char* help, double value,
            const std::string& labels = {}) {
   header(out, name, "gauge", help);
-  line(out, name + labels, value);
+  append_sample(out, name + labels, value);
 }
 
 void counter(std::string& out, const char* name, const char* help, double value,
              const std::string& labels = {}) {
   header(out, name, "counter", help);
-  line(out, name + labels, value);
+  append_sample(out, name + labels, value);
 }
 
 // Resident and virtual size from /proc/self/statm (pages).
@@ -74,31 +88,14 @@ void Histogram::render(std::string& out, const char* name, const char* help,
     } else {
       std::snprintf(bound, sizeof bound, "+Inf");
     }
-    line(out, std::string(name) + "_bucket{" + prefix + "le=\"" + bound + "\"}",
+    append_sample(out, std::string(name) + "_bucket{" + prefix + "le=\"" + bound + "\"}",
          static_cast<double>(cumulative));
   }
-  line(out, std::string(name) + "_sum" + braces,
+  append_sample(out, std::string(name) + "_sum" + braces,
        static_cast<double>(sum_micros_.load(std::memory_order_relaxed)) / 1e6);
-  line(out, std::string(name) + "_count" + braces, static_cast<double>(cumulative));
+  append_sample(out, std::string(name) + "_count" + braces, static_cast<double>(cumulative));
 }
 
-namespace {
-
-// A label value in the exposition format: backslash, double quote and newline escaped.
-std::string label_value(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 ServerMetrics::ServerMetrics(std::string model) : model_label_("model=\"" + label_value(model) + "\"") {}
 
@@ -130,7 +127,7 @@ std::string ServerMetrics::render(const lpx_engine_stats& engine) {
     std::lock_guard lock(mutex_);
     header(out, "lpx_http_requests_total", "counter", "HTTP requests answered, by endpoint and status");
     for (const auto& [key, count] : requests_) {
-      line(out, "lpx_http_requests_total{endpoint=\"" + key.first + "\",status=\"" +
+      append_sample(out, "lpx_http_requests_total{endpoint=\"" + key.first + "\",status=\"" +
                     std::to_string(key.second) + "\"}",
            static_cast<double>(count));
     }

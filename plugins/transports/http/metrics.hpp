@@ -10,11 +10,18 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <lpx/engine.h>
 
 namespace lpx::http {
+
+// One sample line of the text exposition format: `name value` (name may carry {labels}).
+void append_sample(std::string& out, const std::string& name, double value);
+
+// A label value with backslash, double quote and newline escaped, as the format requires.
+std::string label_value(std::string_view value);
 
 class Histogram {
  public:
