@@ -85,12 +85,12 @@ std::string Api::cors_origin(std::string_view origin) const {
   return {};
 }
 
-bool Api::authorized(const Request& request) const {
+bool Api::authorized(const Request& request, const ApiKey* key) const {
   const std::string_view path(request.target().data(), request.target().size());
   const std::string_view route = path.substr(0, path.find('?'));
   if (route == "/" || route == "/health" || route == "/ready") return true;
   if (route == "/metrics" && options_.metrics_without_key) return true;
-  return !keys_.required() || key_of(request) != nullptr;
+  return !keys_.required() || key != nullptr;
 }
 
 const ApiKey* Api::key_of(const Request& request) const {
@@ -103,11 +103,6 @@ const ApiKey* Api::key_of(const Request& request) const {
   const std::string_view path(request.target().data(), request.target().size());
   if (path.substr(0, path.find('?')) != "/v1/ws") return nullptr;
   return keys_.find_in_websocket_protocols(offered_websocket_protocols(request));
-}
-
-std::string Api::key_id_of(const Request& request) const {
-  const ApiKey* key = key_of(request);
-  return key != nullptr ? key->id : std::string();
 }
 
 void Api::admit(const ApiKey& key, AccessEntry& entry) {
@@ -128,13 +123,13 @@ void Api::admit(const ApiKey& key, AccessEntry& entry) {
   }
 }
 
-void Api::handle(const Request& request, const std::shared_ptr<Exchange>& exchange) {
+void Api::handle(const Request& request, const std::shared_ptr<Exchange>& exchange, const ApiKey* key) {
   try {
-    if (!authorized(request)) {
+    if (!authorized(request, key)) {
       throw ApiError(401, "authentication_error",
                      "a valid API key is required (Authorization: Bearer KEY)");
     }
-    route(request, exchange);
+    route(request, exchange, key);
   } catch (const ApiError& e) {
     exchange->respond_error(e);
   } catch (const std::exception& e) {
@@ -144,7 +139,7 @@ void Api::handle(const Request& request, const std::shared_ptr<Exchange>& exchan
   }
 }
 
-void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchange) {
+void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchange, const ApiKey* key) {
   const std::string_view target(request.target().data(), request.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool get = request.method() == http::verb::get || request.method() == http::verb::head;
@@ -183,13 +178,13 @@ void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchang
     detokenize(body, *exchange);
   } else if (path == "/v1/completions") {
     if (!post) wrong_method("POST");
-    generate(Endpoint::kCompletions, body, exchange, false, key_of(request));
+    generate(Endpoint::kCompletions, body, exchange, false, key);
   } else if (path == "/v1/chat/completions") {
     if (!post) wrong_method("POST");
-    generate(Endpoint::kChat, body, exchange, false, key_of(request));
+    generate(Endpoint::kChat, body, exchange, false, key);
   } else if (path == "/generate") {
     if (!post) wrong_method("POST");
-    generate(Endpoint::kGenerate, body, exchange, false, key_of(request));
+    generate(Endpoint::kGenerate, body, exchange, false, key);
   } else if (path == "/v1/ws") {
     throw bad_request("/v1/ws is a WebSocket endpoint: send an Upgrade request");
   } else {

@@ -26,8 +26,9 @@ class Api {
  public:
   Api(const EngineHandle& engine, const HttpOptions& options);
 
-  // Answers `request` through `exchange` (now or later). Never throws.
-  void handle(const Request& request, const std::shared_ptr<Exchange>& exchange);
+  // Answers `request`, which carries `key` (key_of), through `exchange` (now or later). Never
+  // throws.
+  void handle(const Request& request, const std::shared_ptr<Exchange>& exchange, const ApiKey* key);
   // Runs one generation body that arrived over a WebSocket (always streamed), from the client
   // whose upgrade carried `key` (nullptr: no key configured).
   void handle_websocket_message(std::string_view body, const std::shared_ptr<Exchange>& exchange,
@@ -37,11 +38,11 @@ class Api {
   static std::string endpoint_label(std::string_view path);
   // Value for Access-Control-Allow-Origin when `origin` is allowed, else empty.
   std::string cors_origin(std::string_view origin) const;
-  bool authorized(const Request& request) const;
   // The configured key `request` carries (its Authorization header, or for /v1/ws its
-  // subprotocols), or nullptr; and that key's id ("" for none).
+  // subprotocols), or nullptr. Looked up once per request by the connection.
   const ApiKey* key_of(const Request& request) const;
-  std::string key_id_of(const Request& request) const;
+  // Whether `request`, carrying `key` (key_of), may be answered.
+  bool authorized(const Request& request, const ApiKey* key) const;
   const HttpOptions& options() const noexcept { return options_; }
 
   void start_draining() noexcept { draining_ = true; }
@@ -50,7 +51,7 @@ class Api {
   ServerMetrics& metrics() noexcept { return metrics_; }
 
  private:
-  void route(const Request& request, const std::shared_ptr<Exchange>& exchange);
+  void route(const Request& request, const std::shared_ptr<Exchange>& exchange, const ApiKey* key);
   void generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
                 bool force_stream, const ApiKey* key);
   // Takes one request from `key`'s limits (throwing a 429 when they are spent) and arranges for

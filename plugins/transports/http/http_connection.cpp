@@ -35,8 +35,10 @@ void HttpConnection::begin_access(const Request* request) {
     record.method = std::string(request->method_string());
     const auto id = request->find("X-Request-Id");
     record.request_id = http::request_id(id == request->end() ? std::string_view() : std::string_view(id->value()));
-    record.key_id = api_.key_id_of(*request);
+    key_ = api_.key_of(*request);
+    if (key_ != nullptr) record.key_id = key_->id;
   } else {
+    key_ = nullptr;
     record.method = "-";
     record.request_id = http::request_id({});
   }
@@ -113,7 +115,7 @@ void HttpConnection::on_header(beast::error_code ec) {
     return;
   }
   if (beast::websocket::is_upgrade(request) && endpoint_ == "/v1/ws") {
-    if (!api_.authorized(request)) {
+    if (!api_.authorized(request, key_)) {
       respond_error(ApiError(401, "authentication_error", "a valid API key is required"));
       return;
     }
@@ -126,8 +128,7 @@ void HttpConnection::on_header(beast::error_code ec) {
     api_.metrics().count_request(endpoint_, 101);
     set_status(101);
     access_.reset();  // the upgrade's line; each message then gets its own
-    const ApiKey* key = api_.key_of(request);
-    std::make_shared<WebSocketSession>(std::move(stream_), api_, key, client_)->start(parser_->release());
+    std::make_shared<WebSocketSession>(std::move(stream_), api_, key_, client_)->start(parser_->release());
     closed_ = true;  // the socket belongs to the session now
     return;
   }
@@ -176,7 +177,7 @@ void HttpConnection::dispatch() {
     write(std::move(response), !keep_alive_);
     return;
   }
-  api_.handle(request, shared_from_this());
+  api_.handle(request, shared_from_this(), key_);
 }
 
 void HttpConnection::add_common_headers(bhttp::fields& fields) const {

@@ -83,6 +83,7 @@ class HttpConnection final : public Exchange, public std::enable_shared_from_thi
   bool closed_ = false;
 
   std::string client_;                   // "address:port" of the peer
+  const ApiKey* key_ = nullptr;          // the key the request in progress carries (Api::key_of)
   std::shared_ptr<AccessEntry> access_;  // the exchange in progress; released when it ends
 };
 
