@@ -103,41 +103,42 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
   return Engine::create(std::move(parts), inputs.config);
 }
 
-Expected<std::unique_ptr<Engine>> build_pipeline_engine(
-    const Pipeline& pipeline, const std::vector<std::shared_ptr<PluginInstance>>& instances,
-    PluginRegistry& registry) {
+Expected<std::unique_ptr<Engine>> build_model_engine(const Pipeline& pipeline,
+                                                     const PipelineSection& model,
+                                                     PluginRegistry& registry) {
+  const std::string where = "[" + model.slot + "] ";
   EngineInputs inputs;
-  const PipelineSection* model = nullptr;
-  std::shared_ptr<PluginInstance> format;  // [model]'s, which also opens a draft model
-  for (std::size_t i = 0; i < pipeline.sections.size(); ++i) {
-    const PipelineSection& section = pipeline.sections[i];
-    if (section.slot == "model") {
-      model = &section;
-      const auto& values = section.core_options.values;
-      const std::string path = std::get<std::string>(values.at("path"));
-      format = instances[i];
-      auto file = ModelFile::open_with(format, path);
-      if (!file) return unexpected(file.error().prefixed("[model] "));
-      inputs.file = std::move(*file);
-      if (auto it = values.find("chat_template"); it != values.end()) {
-        inputs.chat_template_path = std::get<std::string>(it->second);
-      }
-      const ResolvedOptions& o = section.core_options;
-      inputs.config.context_size = static_cast<std::uint32_t>(int_option(o, "context_size", 0));
-      inputs.config.kv_cache_tokens = static_cast<std::uint32_t>(int_option(o, "kv_cache_tokens", 0));
-      inputs.config.max_sequences = static_cast<std::uint32_t>(int_option(o, "max_sequences", 4));
-      inputs.config.batch_tokens = static_cast<std::uint32_t>(int_option(o, "batch_tokens", 512));
-      if (auto mode = o.values.find("mode");
-          mode != o.values.end() && std::get<std::string>(mode->second) == "throughput") {
-        inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;
-      }
-    } else if (section.slot == "backend") {
-      inputs.backend = instances[i];
-    } else if (section.slot == "sampler") {
-      inputs.sampler_chain.push_back({section.plugin, section.options, instances[i]});
+  auto format = model.plugin->create(model.options);
+  if (!format) return unexpected(format.error().prefixed(where));
+  const auto& values = model.core_options.values;
+  const std::string path = std::get<std::string>(values.at("path"));
+  auto file = ModelFile::open_with(*format, path);
+  if (!file) return unexpected(file.error().prefixed(where));
+  inputs.file = std::move(*file);
+  if (auto it = values.find("chat_template"); it != values.end()) {
+    inputs.chat_template_path = std::get<std::string>(it->second);
+  }
+  const ResolvedOptions& o = model.core_options;
+  inputs.config.context_size = static_cast<std::uint32_t>(int_option(o, "context_size", 0));
+  inputs.config.kv_cache_tokens = static_cast<std::uint32_t>(int_option(o, "kv_cache_tokens", 0));
+  inputs.config.max_sequences = static_cast<std::uint32_t>(int_option(o, "max_sequences", 4));
+  inputs.config.batch_tokens = static_cast<std::uint32_t>(int_option(o, "batch_tokens", 512));
+  if (auto mode = o.values.find("mode");
+      mode != o.values.end() && std::get<std::string>(mode->second) == "throughput") {
+    inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;
+  }
+  // Every engine has instances of its own: a backend holds the model's weights and threads,
+  // and sampler links bind to the model's vocabulary.
+  for (const PipelineSection& section : pipeline.sections) {
+    if (section.slot != "backend" && section.slot != "sampler") continue;
+    auto instance = section.plugin->create(section.options);
+    if (!instance) return unexpected(instance.error().prefixed("[" + section.slot + "] "));
+    if (section.slot == "backend") {
+      inputs.backend = std::move(*instance);
+    } else {
+      inputs.sampler_chain.push_back({section.plugin, section.options, std::move(*instance)});
     }
   }
-  if (model == nullptr) return std::unique_ptr<Engine>();
   if (auto it = pipeline.engine.values.find("prefix_cache"); it != pipeline.engine.values.end()) {
     inputs.config.prefix_cache = std::get<bool>(it->second);
   }
@@ -152,8 +153,8 @@ Expected<std::unique_ptr<Engine>> build_pipeline_engine(
   }
   if (mode != spec.end() && std::get<std::string>(mode->second) == "draft") {
     // The pipeline's checks made sure draft_model is set.
-    const std::string path = std::get<std::string>(spec.at("draft_model"));
-    auto draft = ModelFile::open_with(format, path);
+    const std::string draft_path = std::get<std::string>(spec.at("draft_model"));
+    auto draft = ModelFile::open_with(*format, draft_path);
     if (!draft) return unexpected(draft.error().prefixed("[speculative] draft_model: "));
     inputs.draft_file = std::move(*draft);
   }

@@ -30,12 +30,13 @@ struct EngineInputs {
 // `registry` must outlive the engine (per-request sampler overrides load plugins through it).
 Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry);
 
-// The engine of a pipeline with a [model]: `instances` are the pipeline's, one per section in
-// pipeline.sections order. A missing [backend] means the `cpu` plugin with its defaults, a
-// missing [sampler] means greedy. Returns nullptr for a pipeline without [model].
-Expected<std::unique_ptr<Engine>> build_pipeline_engine(
-    const Pipeline& pipeline, const std::vector<std::shared_ptr<PluginInstance>>& instances,
-    PluginRegistry& registry);
+// The engine of one of the pipeline's models (its [model] or one of its [[models]]), with
+// instances of its own of the pipeline's plugins: the model's format, the backend and the
+// sampler chain. A missing [backend] means the `cpu` plugin with its defaults, a missing
+// [sampler] means greedy.
+Expected<std::unique_ptr<Engine>> build_model_engine(const Pipeline& pipeline,
+                                                     const PipelineSection& model,
+                                                     PluginRegistry& registry);
 
 // A plugin of the registry, created with its default options, changed by `options` (checked
 // against the plugin's declared ranges). For defaults, the CLI and tools.

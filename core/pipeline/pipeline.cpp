@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,6 +28,13 @@ const std::vector<OptionSpec>& engine_table_specs() {
   static const std::vector<OptionSpec> specs = {
       {"prefix_cache", LPX_OPTION_BOOL, false, true,
        "Reuse the KV cache of prompt prefixes computed before (docs/engine.md)", {}, {}},
+      {"keep_alive_s", LPX_OPTION_INT, false, std::int64_t{300},
+       "Seconds a model other than the first stays loaded without requests; -1 = until exit",
+       std::pair{-1.0, 31536000.0}, {}},
+      {"memory_budget_mb", LPX_OPTION_INT, false, std::int64_t{0},
+       "MiB that loaded models (weights + KV cache) may hold together; 0 = the memory available "
+       "at start (CPU backends), no limit on devices",
+       std::pair{0.0, 1073741824.0}, {}},
   };
   return specs;
 }
@@ -101,24 +109,58 @@ void check_sampler_chain(const Pipeline& pipeline, Diagnostics& diagnostics) {
   }
 }
 
-// [model] chat_template must name a readable template the engine can render.
+// [model] or [[models]], not both; [[models]] names unique; a draft model belongs to one model.
+void check_models(const PipelineDocument& document, const Pipeline& pipeline, Diagnostics& diagnostics) {
+  const toml::node* list = document.root().get("models");
+  if (list == nullptr) return;
+  const SourceLocation where = document.where(*list, "models");
+  if (document.root().get("model") != nullptr) {
+    diagnostics.error(where, "the pipeline has both [model] and [[models]]: keep one ([[models]] "
+                             "serves several models, the first being the default)");
+  }
+  std::vector<std::string> names;
+  std::size_t count = 0;
+  for (const PipelineSection& section : pipeline.sections) {
+    if (section.slot != "models") continue;
+    ++count;
+    const auto& values = section.core_options.values;
+    const auto name = values.find("name");
+    const std::string shown = name != values.end()
+                                  ? std::get<std::string>(name->second)
+                                  : std::filesystem::path(std::get<std::string>(values.at("path"))).stem().string();
+    if (std::find(names.begin(), names.end(), shown) != names.end()) {
+      diagnostics.error(section.where, "two [[models]] are named '" + shown +
+                                           "': give one a different `name`");
+    }
+    names.push_back(shown);
+  }
+  const auto mode = pipeline.speculative.values.find("mode");
+  if (count > 1 && mode != pipeline.speculative.values.end() &&
+      std::get<std::string>(mode->second) == "draft") {
+    diagnostics.error(where, "[speculative] mode = \"draft\" drafts for one model; [[models]] lists " +
+                                 std::to_string(count) + " (use mode = \"ngram\", or one model)");
+  }
+}
+
+// A model's chat_template must name a readable template the engine can render.
 void check_chat_template(const PipelineDocument& document, const Pipeline& pipeline,
                          Diagnostics& diagnostics) {
-  const PipelineSection* model = pipeline.find("model");
-  if (model == nullptr) return;
-  auto it = model->core_options.values.find("chat_template");
-  if (it == model->core_options.values.end()) return;
-  const std::string& path = std::get<std::string>(it->second);
-  const toml::node* node = document.root().at_path("model.chat_template").node();
-  const SourceLocation where = node ? document.where(*node, "model.chat_template")
-                                    : SourceLocation{document.path(), 1, 1};
-  auto text = read_whole_file(path);
-  if (!text) {
-    diagnostics.error(where, "cannot read chat template file '" + path + "'");
-    return;
-  }
-  if (auto parsed = ChatTemplate::parse(*text); !parsed) {
-    diagnostics.error(where, path + ": " + parsed.error().message);
+  for (const PipelineSection& model : pipeline.sections) {
+    if (model.slot != "model" && model.slot != "models") continue;
+    auto it = model.core_options.values.find("chat_template");
+    if (it == model.core_options.values.end()) continue;
+    const std::string& path = std::get<std::string>(it->second);
+    const toml::node* node =
+        model.slot == "model" ? document.root().at_path("model.chat_template").node() : nullptr;
+    const SourceLocation where = node ? document.where(*node, "model.chat_template") : model.where;
+    auto text = read_whole_file(path);
+    if (!text) {
+      diagnostics.error(where, "cannot read chat template file '" + path + "'");
+      continue;
+    }
+    if (auto parsed = ChatTemplate::parse(*text); !parsed) {
+      diagnostics.error(where, path + ": " + parsed.error().message);
+    }
   }
 }
 
@@ -242,28 +284,42 @@ void validate_slot(const PipelineDocument& document, const PipelineSlot& slot,
 
 }  // namespace
 
+namespace {
+
+// The keys of [model] and of each [[models]] table that the core reads.
+std::vector<OptionSpec> model_core_options(bool named) {
+  std::vector<OptionSpec> specs = {
+      {"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}},
+      {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
+       "Jinja file that replaces the model's own chat template", {}, {}},
+      {"context_size", LPX_OPTION_INT, false, std::int64_t{0},
+       "Positions per sequence (prompt + answer); 0 = what the model was trained on, at most "
+       "8192", std::pair{0.0, 1048576.0}, {}},
+      {"kv_cache_tokens", LPX_OPTION_INT, false, std::int64_t{0},
+       "Positions in the shared KV cache; 0 = one full context", std::pair{0.0, 16777216.0}, {}},
+      {"max_sequences", LPX_OPTION_INT, false, std::int64_t{4},
+       "Requests decoded together in each step", std::pair{1.0, 1024.0}, {}},
+      {"batch_tokens", LPX_OPTION_INT, false, std::int64_t{512},
+       "Most tokens per step (prefill chunks plus one per decoding sequence)",
+       std::pair{1.0, 65536.0}, {}},
+      {"mode", LPX_OPTION_STRING, false, std::string("latency"),
+       "latency = while sequences decode, prefill at most 64 prompt tokens per step (smooth "
+       "streams); throughput = fill every step up to batch_tokens",
+       {}, {"latency", "throughput"}}};
+  if (named) {
+    specs.push_back({"name", LPX_OPTION_STRING, false, std::nullopt,
+                     "What requests call the model (their `model` field); default: the file's stem",
+                     {}, {}});
+  }
+  return specs;
+}
+
+}  // namespace
+
 const std::vector<PipelineSlot>& pipeline_slots() {
   static const std::vector<PipelineSlot> slots = {
-      {"model",
-       LPX_KIND_MODEL_FORMAT,
-       false,
-       {{"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}},
-        {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
-         "Jinja file that replaces the model's own chat template", {}, {}},
-        {"context_size", LPX_OPTION_INT, false, std::int64_t{0},
-         "Positions per sequence (prompt + answer); 0 = what the model was trained on, at most "
-         "8192", std::pair{0.0, 1048576.0}, {}},
-        {"kv_cache_tokens", LPX_OPTION_INT, false, std::int64_t{0},
-         "Positions in the shared KV cache; 0 = one full context", std::pair{0.0, 16777216.0}, {}},
-        {"max_sequences", LPX_OPTION_INT, false, std::int64_t{4},
-         "Requests decoded together in each step", std::pair{1.0, 1024.0}, {}},
-        {"batch_tokens", LPX_OPTION_INT, false, std::int64_t{512},
-         "Most tokens per step (prefill chunks plus one per decoding sequence)",
-         std::pair{1.0, 65536.0}, {}},
-        {"mode", LPX_OPTION_STRING, false, std::string("latency"),
-         "latency = while sequences decode, prefill at most 64 prompt tokens per step (smooth "
-         "streams); throughput = fill every step up to batch_tokens",
-         {}, {"latency", "throughput"}}}},
+      {"model", LPX_KIND_MODEL_FORMAT, false, model_core_options(false)},
+      {"models", LPX_KIND_MODEL_FORMAT, false, model_core_options(true), true},
       {"backend", LPX_KIND_QUANT_BACKEND, false, {}},
       {"sampler", LPX_KIND_SAMPLER, false, {}, true},
       {"transport", LPX_KIND_TRANSPORT, true, {}},
@@ -350,6 +406,7 @@ Expected<Pipeline, Diagnostics> validate_pipeline(const PipelineDocument& docume
     }
   }
   check_sampler_chain(pipeline, diagnostics);
+  check_models(document, pipeline, diagnostics);
 
   check_chat_template(document, pipeline, diagnostics);
   if (!diagnostics.empty()) {

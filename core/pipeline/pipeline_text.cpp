@@ -24,12 +24,39 @@ void write_values(std::string& out, const ResolvedOptions& options) {
   for (const auto& [name, value] : options.values) {
     out += name;
     out += " = ";
-    out += is_secret(name) ? quoted("<redacted>") : to_toml_text(value);
+    const bool secret = is_secret(name) && std::holds_alternative<std::string>(value);
+    out += secret ? quoted("<redacted>") : to_toml_text(value);
     out += '\n';
   }
 }
 
 }  // namespace
+
+std::string section_toml(const PipelineSection& section) {
+  const bool chain = section.slot == "sampler" || section.slot == "models";
+  std::string out = chain ? "[[" : "[";
+  out += section.slot;
+  out += chain ? "]]\n" : "]\n";
+  out += "plugin = ";
+  out += quoted(section.plugin->description().name);
+  out += '\n';
+  write_values(out, section.core_options);
+  write_values(out, section.options);
+  return out;
+}
+
+std::string core_tables_toml(const Pipeline& pipeline) {
+  std::string out;
+  if (!pipeline.engine.values.empty()) {
+    out += "[engine]\n";
+    write_values(out, pipeline.engine);
+  }
+  if (!pipeline.speculative.values.empty()) {
+    out += out.empty() ? "[speculative]\n" : "\n[speculative]\n";
+    write_values(out, pipeline.speculative);
+  }
+  return out;
+}
 
 std::string resolved_pipeline_toml(const Pipeline& pipeline) {
   std::string out = "[pipeline]\nname = ";
@@ -39,16 +66,13 @@ std::string resolved_pipeline_toml(const Pipeline& pipeline) {
     out += quoted(pipeline.description);
   }
   out += '\n';
-  for (const PipelineSection& section : pipeline.sections) {
-    const bool chain = section.slot == "sampler";
-    out += chain ? "\n[[" : "\n[";
-    out += section.slot;
-    out += chain ? "]]\n" : "]\n";
-    out += "plugin = ";
-    out += quoted(section.plugin->description().name);
+  if (const std::string tables = core_tables_toml(pipeline); !tables.empty()) {
     out += '\n';
-    write_values(out, section.core_options);
-    write_values(out, section.options);
+    out += tables;
+  }
+  for (const PipelineSection& section : pipeline.sections) {
+    out += '\n';
+    out += section_toml(section);
   }
   return out;
 }

@@ -52,6 +52,10 @@ inline constexpr Layout kLayouts[] = {
     {4, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
+    // 2.5: no plugin table grows (the run context's models table and run record)
+    {5, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
 };
 
 // The layout of ABI 2.`minor`; nullopt for a minor this host does not know (a newer one).
@@ -147,6 +151,9 @@ static_assert(offsetof(lpx_candidates, has_probabilities) == 28 && offsetof(lpx_
 static_assert(offsetof(lpx_engine_stats, steps) == 40 && offsetof(lpx_engine_stats, prefix_cache_hits) == 48 &&
                   offsetof(lpx_engine_stats, spec_draft_tokens) == 80,
               "the 2.0 engine stats and their 2.2 prefix-cache and speculative counters cannot change");
+static_assert(offsetof(lpx_run_context, host_commit) == 64 && offsetof(lpx_run_context, models) == 72 &&
+                  offsetof(lpx_run_context, run_record_json) == 88,
+              "the 2.0 run context and its 2.5 models and run record cannot change");
 static_assert(offsetof(lpx_engine_info, backend) == 40 && offsetof(lpx_engine_info, chat_template) == 48,
               "the 2.0 engine info and its 2.2 chat_template cannot change");
 

@@ -82,6 +82,7 @@ std::vector<std::string> PluginRegistry::names() const {
 }
 
 Expected<std::shared_ptr<PluginLibrary>> PluginRegistry::load(const std::string& name) {
+  std::lock_guard lock(mutex_);
   if (auto it = loaded_.find(name); it != loaded_.end()) return it->second;
   auto candidate = std::find_if(candidates_.begin(), candidates_.end(),
                                 [&](const PluginCandidate& c) { return c.name == name; });

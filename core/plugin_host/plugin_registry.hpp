@@ -3,13 +3,14 @@
 // A plugin named NAME lives in a file called `lpx-NAME.so`. Directories are searched in order;
 // the first file for a name wins and later ones are reported as shadowed. Loading is lazy: only
 // the plugins a pipeline names are loaded (`load_all` is for listings). A library that fails to
-// load is reported with its reason and never stops the others. Not thread-safe: use it from the
-// thread that assembles pipelines.
+// load is reported with its reason and never stops the others. load() is thread-safe: engines
+// load sampler plugins for requests, and models load while others serve.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ class PluginRegistry {
   HostServices& services_;
   std::vector<PluginCandidate> candidates_;
   std::vector<PluginCandidate> shadowed_;
+  std::mutex mutex_;  // loaded_
   std::map<std::string, Expected<std::shared_ptr<PluginLibrary>>> loaded_;
 };
 

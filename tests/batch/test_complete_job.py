@@ -1,4 +1,5 @@
 """A whole job runs to the end: every input answered once; the run directory records what ran."""
+import pathlib
 import re
 
 from conftest import (TINY_MODEL, batch, describe, outcomes, prompt_records, read_json,
@@ -63,6 +64,16 @@ def test_thousand_lines_complete(tmp_path):
     assert summary["model"]["path"] == TINY_MODEL
     assert summary["device"]["backend"] == "cpu"
     assert summary["lpx"]["version"] and summary["lpx"]["commit"]
+    # The host's run record: the machine, the GPUs (none here: an empty list) and the model.
+    run = summary["run"]
+    assert run["lpx"] == summary["lpx"]
+    assert run["cpu"]["model"] and run["cpu"]["isa"] and run["cpu"]["backend"] == "cpu"
+    assert run["os"]["kernel"].startswith("Linux")
+    assert isinstance(run["gpu"]["devices"], list)
+    assert run["models"] == [{"name": pathlib.Path(TINY_MODEL).stem, "path": TINY_MODEL,
+                              "bytes": pathlib.Path(TINY_MODEL).stat().st_size,
+                              "sha256": sha256_file(TINY_MODEL)}]
+    assert "[transport]" in run["pipeline"]
     configuration = summary["configuration"]
     assert "plugin = 'jsonl'" in configuration
     assert re.search(r"^max_tokens = 16$", configuration, re.M), configuration

@@ -30,8 +30,8 @@ LISTENING = re.compile(r"http: listening on (http://[^\s]+)")
 class Server:
     """A running `lpx-pipeline serve`. `url` is e.g. http://127.0.0.1:43123; `log()` is stderr so far."""
 
-    def __init__(self, args, startup_timeout=60):
-        self.args = [PIPELINE, "--log-level", "info", "serve"] + list(args)
+    def __init__(self, args, startup_timeout=60, command="serve"):
+        self.args = [PIPELINE, "--log-level", "info", command] + list(args)
         self.process = subprocess.Popen(self.args, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True, errors="replace")

@@ -85,7 +85,7 @@ plugin = "x"
       "12:1: unknown key 'extra' in [transport]; known keys: plugin, output, message, mode, count, "
       "ratio, loud, tags, ids",
       "14:2: unknown table 'modle' (did you mean 'model'?); known tables: pipeline, engine, "
-      "speculative, model, backend, sampler, transport",
+      "speculative, model, models, backend, sampler, transport",
   };
   EXPECT_EQ(lines(pipeline.error()), expected);
   for (const Diagnostic& d : pipeline.error().items()) EXPECT_EQ(d.where.file, path);
@@ -110,6 +110,50 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
   EXPECT_EQ(std::get<std::string>(model->core_options.values.at("path")), "m.gguf");
   EXPECT_TRUE(model->options.values.empty()) << "the plugin does not see the core's keys";
   EXPECT_TRUE(model->options.specs.empty());
+}
+
+TEST_F(PipelineValidation, ModelsListsSeveralNamedModels) {
+  const std::string transport = "[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n";
+  auto ok = load("[[models]]\nplugin = \"gguf\"\npath = \"a/first.gguf\"\n"
+                 "[[models]]\nplugin = \"gguf\"\nname = \"second\"\npath = \"b.gguf\"\ncontext_size = 512\n" +
+                 transport);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  std::vector<std::string> paths;
+  for (const PipelineSection& s : ok->sections) {
+    if (s.slot == "models") paths.push_back(std::get<std::string>(s.core_options.values.at("path")));
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{"a/first.gguf", "b.gguf"}));
+
+  auto both = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[[models]]\nplugin = \"gguf\"\n"
+                   "path = \"n.gguf\"\n" + transport);
+  ASSERT_FALSE(both);
+  EXPECT_EQ(lines(both.error()),
+            (std::vector<std::string>{"4:1: the pipeline has both [model] and [[models]]: keep one "
+                                      "([[models]] serves several models, the first being the default)"}));
+
+  auto twice = load("[[models]]\nplugin = \"gguf\"\npath = \"x/m.gguf\"\n[[models]]\nplugin = \"gguf\"\n"
+                    "path = \"y/m.gguf\"\n" + transport);
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(lines(twice.error()),
+            (std::vector<std::string>{"5:10: two [[models]] are named 'm': give one a different `name`"}));
+
+  auto draft = load("[speculative]\nmode = \"draft\"\ndraft_model = \"d.gguf\"\n"
+                    "[[models]]\nplugin = \"gguf\"\npath = \"a.gguf\"\n[[models]]\nplugin = \"gguf\"\n"
+                    "path = \"b.gguf\"\n" + transport);
+  ASSERT_FALSE(draft);
+  ASSERT_EQ(lines(draft.error()).size(), 1u);
+  EXPECT_NE(lines(draft.error())[0].find("drafts for one model; [[models]] lists 2"), std::string::npos)
+      << lines(draft.error())[0];
+}
+
+TEST_F(PipelineValidation, TheEngineTableBoundsKeepAliveAndTheMemoryBudget) {
+  const std::string rest = "[transport]\nplugin = \"test-transport\"\noutput = \"o\"\n";
+  auto ok = load("[engine]\nkeep_alive_s = -1\nmemory_budget_mb = 4096\n" + rest);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(std::get<std::int64_t>(ok->engine.values.at("keep_alive_s")), -1);
+  auto bad = load("[engine]\nkeep_alive_s = -2\n" + rest);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().to_string().find("keep_alive_s"), std::string::npos) << bad.error().to_string();
 }
 
 // [speculative] mode = "draft" and draft_model go together; either alone is an error at the

@@ -5,6 +5,8 @@
 #include "cli/commands.hpp"
 #include "cli/build_info.hpp"
 #include "cli/exit_codes.hpp"
+#include "host/run_record.hpp"
+#include "cli/pipeline_reloader.hpp"
 #include "cli/run_pipeline.hpp"
 #include "cli/signal_watcher.hpp"
 #include "pipeline/pipeline.hpp"
@@ -41,7 +43,29 @@ int run_pipeline(const PipelineLoader& load, bool show_stats) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitRuntimeError;
   }
-  signals.start([&runner] { runner.request_stop(); });
+  // Hashing the models costs time: only for transports that keep the record.
+  if (runner.transport_supports("transport:run-record")) {
+    auto record = host::run_record_json(*pipeline, {build_info().version, build_info().git_commit, build_info().cuda});
+    if (!record) {
+      std::cerr << "error: " << record.error() << "\n";
+      return kExitRuntimeError;
+    }
+    runner.set_run_record(std::move(*record));
+  }
+  // SIGHUP: read the pipeline again (the file, or the shorthand's flags) and serve its models.
+  PipelineReloader reloader([&] {
+    auto next = load(registry);
+    if (!next) {
+      spdlog::error("reload refused, still serving the running pipeline:\n{}", next.error().to_string());
+      return;
+    }
+    if (auto reloaded = runner.reload(*next); !reloaded) {
+      spdlog::error("reload refused, still serving the running pipeline: {}", reloaded.error().message);
+      return;
+    }
+    spdlog::info("reloaded pipeline '{}' from {}", next->name, next->path);
+  });
+  signals.start([&runner] { runner.request_stop(); }, [&reloader] { reloader.request(); });
   auto ran = runner.run();
   signals.stop();  // the watcher may be inside the transport's request_stop: let it return first
   if (!ran) {

@@ -13,8 +13,10 @@ int serve_command(const ServeArguments& a) {
         toml::table transport{{"plugin", "http"}, {"host", a.host}, {"port", a.port}};
         if (!a.api_key.empty()) transport.insert("api_key", a.api_key);
         if (!a.api_key_file.empty()) transport.insert("api_key_file", a.api_key_file);
-        const ShorthandModel model{a.model_path, a.device,        a.backend,   a.context_size,
-                                   a.max_sequences, "latency", a.speculative};
+        const ShorthandModel model{a.model_paths.front(), a.device,     a.backend,
+                                   a.context_size,        a.max_sequences, "latency",
+                                   a.speculative,
+                                   {a.model_paths.begin() + 1, a.model_paths.end()}};
         return load_shorthand_pipeline("serve", model, std::move(transport), a.overrides, registry);
       },
       false);
@@ -24,7 +26,12 @@ Command add_serve_command(CLI::App& parent) {
   auto serve = std::make_shared<ServeArguments>();
   CLI::App* serve_app =
       parent.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
-  serve_app->add_option("--model", serve->model_path, "Model file (GGUF)")->required();
+  serve_app
+      ->add_option("--model", serve->model_paths,
+                   "Model file (GGUF); repeat to serve several, routed by each request's model "
+                   "(the file's stem); the first is the default and stays loaded")
+      ->required()
+      ->allow_extra_args(false);
   serve_app->add_option("--host", serve->host, "Address to bind")->capture_default_str();
   serve_app->add_option("--port", serve->port, "TCP port (0 = any free port)")
       ->check(CLI::Range(0, 65535))

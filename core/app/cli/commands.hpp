@@ -60,7 +60,7 @@ struct GenerateArguments {
 int generate_command(const GenerateArguments& arguments);
 
 struct ServeArguments {
-  std::string model_path;
+  std::vector<std::string> model_paths;  // --model, repeatable: the first is the default
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;
@@ -76,7 +76,8 @@ struct ServeArguments {
   SpeculativeFlags speculative;        // [speculative]
   std::vector<std::string> overrides;  // "a.b.c=value", as for run
 };
-// `run` of a pipeline written from the flags: [model] FILE, the http transport.
+// `run` of a pipeline written from the flags: [model] FILE (or [[models]] for several), the
+// http transport.
 int serve_command(const ServeArguments& arguments);
 
 struct BatchArguments {

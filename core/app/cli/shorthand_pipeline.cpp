@@ -39,17 +39,28 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
   }
   // Room in the KV cache for every sequence at full context: requests never wait for cache.
   const auto kv_tokens = static_cast<std::int64_t>(m.context_size) * m.max_sequences;
+  const auto model_table = [&](const std::string& path) {
+    return toml::table{{"plugin", "gguf"},
+                       {"path", path},
+                       {"context_size", static_cast<std::int64_t>(m.context_size)},
+                       {"max_sequences", static_cast<std::int64_t>(m.max_sequences)},
+                       {"kv_cache_tokens", kv_tokens},
+                       {"mode", m.mode}};
+  };
+  std::string described = "lpx-pipeline " + name + " --model " + m.model_path;
+  for (const std::string& path : m.more_models) described += " --model " + path;
   toml::table document{
-      {"pipeline", toml::table{{"name", name}, {"description", "lpx-pipeline " + name + " --model " + m.model_path}}},
-      {"model", toml::table{{"plugin", "gguf"},
-                            {"path", m.model_path},
-                            {"context_size", static_cast<std::int64_t>(m.context_size)},
-                            {"max_sequences", static_cast<std::int64_t>(m.max_sequences)},
-                            {"kv_cache_tokens", kv_tokens},
-                            {"mode", m.mode}}},
+      {"pipeline", toml::table{{"name", name}, {"description", described}}},
       {"backend", backend_table(*backend)},
       {"sampler", toml::table{{"plugin", "greedy"}}},
       {"transport", std::move(transport)}};
+  if (m.more_models.empty()) {
+    document.insert("model", model_table(m.model_path));
+  } else {
+    toml::array models{model_table(m.model_path)};
+    for (const std::string& path : m.more_models) models.push_back(model_table(path));
+    document.insert("models", std::move(models));
+  }
   if (*mode != "off") {
     toml::table speculative{{"mode", *mode}};
     if (*mode == "draft") speculative.insert("draft_model", m.speculative.draft_model);

@@ -23,6 +23,9 @@ struct ShorthandModel {
   std::uint32_t max_sequences = 4;
   std::string mode = "latency";  // [model] mode
   SpeculativeFlags speculative;   // [speculative] mode and draft_model
+  // Served beside model_path with the same settings (serve --model A --model B): the pipeline
+  // then lists them all as [[models]], model_path first.
+  std::vector<std::string> more_models;
 };
 
 // Validates the written pipeline (with `overrides`, as `run --set`); `name` names it in messages.

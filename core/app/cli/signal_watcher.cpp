@@ -15,6 +15,7 @@ sigset_t watched_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   sigaddset(&set, SIGUSR2);
   return set;
 }
@@ -26,13 +27,23 @@ SignalWatcher::SignalWatcher() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-void SignalWatcher::start(std::function<void()> on_stop) {
-  thread_ = std::thread([on_stop = std::move(on_stop)] {
+void SignalWatcher::start(std::function<void()> on_stop, std::function<void()> on_reload) {
+  thread_ = std::thread([on_stop = std::move(on_stop), on_reload = std::move(on_reload)] {
     sigset_t set = watched_signals();
     bool stopping = false;
     for (;;) {
       int signal = 0;
       if (sigwait(&set, &signal) != 0 || signal == SIGUSR2) return;
+      if (signal == SIGHUP) {
+        if (stopping) continue;
+        if (on_reload) {
+          spdlog::info("SIGHUP received: reloading the pipeline");
+          on_reload();
+        } else {
+          spdlog::info("SIGHUP received: this command has nothing to reload");
+        }
+        continue;
+      }
       if (stopping && signal == SIGINT) _exit(130);
       if (!stopping) {
         stopping = true;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <filesystem>
+#include <cstddef>
+#include <optional>
 #include <stdexcept>
 
+#include <boost/asio/post.hpp>
 #include <lpx/cpp/host.hpp>
 
 #include "chat_page.hpp"
@@ -20,35 +22,30 @@ namespace http = boost::beast::http;
 
 constexpr const char* kJson = "application/json";
 
+const char* state_name(lpx_model_state state) {
+  return state == LPX_MODEL_LOADED ? "loaded" : state == LPX_MODEL_LOADING ? "loading" : "unloaded";
+}
+
 std::string json_status(const char* status) {
   return boost::json::serialize(boost::json::object{{"status", status}});
 }
 
 }  // namespace
 
-namespace {
-
-// The id /v1/models shows: the model_id option, else the model file's stem.
-std::string model_id_of(const EngineHandle& engine, const HttpOptions& options) {
-  if (!options.model_id.empty()) return options.model_id;
-  const lpx_engine_info info = engine.info();
-  return std::filesystem::path(info.model_path ? info.model_path : "model").stem().string();
-}
-
-}  // namespace
-
-Api::Api(const EngineHandle& engine, const HttpOptions& options)
-    : engine_(engine),
-      options_(options),
-      keys_(options.api_keys),
-      model_id_(model_id_of(engine, options)),
-      metrics_(model_id_) {
-  const lpx_engine_info info = engine_.info();
-  context_size_ = info.context_size;
-  const bool gpu_backend = info.struct_size >= offsetof(lpx_engine_info, backend) + sizeof info.backend &&
-                           info.backend != nullptr && std::string_view(info.backend) == "cuda";
-  if (options.gpu_metrics == GpuMetrics::kOn ||
-      (options.gpu_metrics == GpuMetrics::kAuto && gpu_backend)) {
+Api::Api(const lpx_run_context& context, const HttpOptions& options)
+    : options_(options), keys_(options.api_keys), routes_(context, options, metrics_) {
+  // The default model is loaded before the transport runs: this answers at once.
+  std::string backend, failure = "no answer";
+  routes_.route("", [&](std::shared_ptr<const RoutedModel> model, const ApiError* error) {
+    if (error != nullptr) {
+      failure = error->what();
+    } else {
+      backend = model->facts->backend;
+      failure.clear();
+    }
+  });
+  if (!failure.empty()) throw Error(LPX_ERR_UNAVAILABLE, "the default model: " + failure);
+  if (options.gpu_metrics == GpuMetrics::kOn || (options.gpu_metrics == GpuMetrics::kAuto && backend == "cuda")) {
     std::string why;
     gpu_gauges_ = GpuGauges::open(why);
     if (!gpu_gauges_ && options.gpu_metrics == GpuMetrics::kOn) {
@@ -56,10 +53,11 @@ Api::Api(const EngineHandle& engine, const HttpOptions& options)
     }
     if (!gpu_gauges_) log_warn("no GPU gauges in /metrics: " + why);
   }
-  max_sequences_ = info.max_sequences;
-  const std::string_view chat_template = info.chat_template ? info.chat_template : "";
-  tool_syntax_ = openai::detect_tool_syntax(chat_template);
-  system_role_ = openai::template_takes_system_role(chat_template);
+  if (context.struct_size >= offsetof(lpx_run_context, run_record_json) + sizeof(void*) &&
+      context.run_record_json != nullptr) {
+    run_record_ = boost::json::parse(context.run_record_json).as_object();
+    log_info("run record: " + std::string(context.run_record_json));
+  }
   created_ = std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
@@ -67,7 +65,7 @@ Api::Api(const EngineHandle& engine, const HttpOptions& options)
 
 std::string Api::endpoint_label(std::string_view path) {
   static constexpr std::string_view kRoutes[] = {
-      "/",         "/health",    "/ready",         "/metrics",  "/v1/models",
+      "/",         "/health",    "/ready",         "/metrics",  "/v1/models",  "/v1/info",
       "/generate", "/tokenize",  "/detokenize",    "/v1/completions",
       "/v1/chat/completions",    "/v1/ws"};
   for (std::string_view route : kRoutes) {
@@ -164,18 +162,24 @@ void Api::route(const Request& request, const std::shared_ptr<Exchange>& exchang
     exchange->respond(200, std::string(chat_page_html()), "text/html; charset=utf-8");
   } else if (path == "/metrics") {
     if (!get) wrong_method("GET");
-    std::string text = metrics_.render(engine_.stats());
-    if (gpu_gauges_) gpu_gauges_->render(text);
-    exchange->respond(200, std::move(text), "text/plain; version=0.0.4; charset=utf-8");
+    render_metrics(*exchange);
   } else if (path == "/v1/models") {
     if (!get) wrong_method("GET");
     models(*exchange);
-  } else if (path == "/tokenize") {
+  } else if (path == "/v1/info") {
+    if (!get) wrong_method("GET");
+    info(*exchange);
+  } else if (path == "/tokenize" || path == "/detokenize") {
     if (!post) wrong_method("POST");
-    tokenize(body, *exchange);
-  } else if (path == "/detokenize") {
-    if (!post) wrong_method("POST");
-    detokenize(body, *exchange);
+    const bool to_tokens = path == "/tokenize";
+    with_model(parse_json_object(body), exchange, [to_tokens, exchange, object = parse_json_object(body)](
+                                                      const std::shared_ptr<const RoutedModel>& model) {
+      if (to_tokens) {
+        tokenize(*model, object, *exchange);
+      } else {
+        detokenize(*model, object, *exchange);
+      }
+    });
   } else if (path == "/v1/completions") {
     if (!post) wrong_method("POST");
     generate(Endpoint::kCompletions, body, exchange, false, key);
@@ -206,6 +210,51 @@ void Api::handle_websocket_message(std::string_view body, const std::shared_ptr<
   }
 }
 
+void Api::with_model(const boost::json::object& body, const std::shared_ptr<Exchange>& exchange,
+                     std::function<void(const std::shared_ptr<const RoutedModel>&)> work) {
+  const JsonFields f(body);
+  std::optional<std::string> requested;
+  if (const boost::json::value* field = f.find("model"); field != nullptr && !field->is_null()) {
+    requested = f.string("model");
+    if (!requested) field_error("model", "a string");
+  }
+  if (draining_) {
+    throw ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+  }
+  routes_.route(requested.value_or(""), [this, exchange, work = std::move(work)](
+                                            std::shared_ptr<const RoutedModel> model, const ApiError* error) {
+    std::optional<ApiError> refusal;
+    if (error != nullptr) refusal = *error;
+    // On the exchange's executor: the connection's strand, where its answer is written. Counted
+    // in flight until it has run, so the server does not stop under it.
+    ++starting_;
+    boost::asio::post(exchange->executor(), [this, exchange, work, model = std::move(model), refusal]() {
+      struct Started {
+        std::atomic<std::size_t>& count;
+        ~Started() { --count; }
+      } started{starting_};
+      try {
+        if (refusal) throw *refusal;
+        if (routing_stopped_) {
+          throw ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+        }
+        work(model);
+      } catch (const ApiError& e) {
+        exchange->respond_error(e);
+      } catch (const std::exception& e) {
+        log_error(std::string("request: ") + e.what());
+        exchange->respond_error(ApiError(500, "server_error", "internal error"));
+      }
+    });
+  });
+}
+
+void Api::stop_routing() {
+  routing_stopped_ = true;
+  const ApiError stopping = ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+  for (ModelRoutes::Done& done : routes_.close()) done(nullptr, &stopping);
+}
+
 void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
                    bool force_stream, const ApiKey* key) {
   if (draining_) {
@@ -213,24 +262,42 @@ void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_p
   }
   const std::shared_ptr<AccessEntry> access = exchange->access();
   if (!access) throw std::logic_error("a generation request without an access-log entry");
-  access->record.model = model_id_;
   access->record.generation = true;
+  auto object = std::make_shared<const boost::json::object>(parse_json_object(body));
+  // What the client asked for, in the log even when no model answers it.
+  if (const auto it = object->find("model"); it != object->end() && it->value().is_string()) {
+    access->record.model = std::string(it->value().get_string());
+  }
+  // The key's identity is the connection's; the Api outlives every request.
+  with_model(*object, exchange, [this, endpoint, object, exchange, force_stream, key](
+                                    const std::shared_ptr<const RoutedModel>& model) {
+    generate_with(model, endpoint, *object, exchange, force_stream, key);
+  });
+}
+
+void Api::generate_with(const std::shared_ptr<const RoutedModel>& model, Endpoint endpoint,
+                        const boost::json::object& body, const std::shared_ptr<Exchange>& exchange,
+                        bool force_stream, const ApiKey* key) {
+  const std::shared_ptr<AccessEntry> access = exchange->access();
+  if (!access) return;  // the client went away while its model loaded
+  access->record.model = model->id;
+  const ModelFacts& facts = *model->facts;
   RequestLimits limits;
-  limits.max_tokens = options_.max_tokens_limit != 0 ? options_.max_tokens_limit : context_size_;
-  limits.tool_syntax = tool_syntax_;
-  limits.system_role = system_role_;
-  GenerationRequest request = parse_generation_request(parse_json_object(body), endpoint, limits);
+  limits.max_tokens = options_.max_tokens_limit != 0 ? options_.max_tokens_limit : facts.context_size;
+  limits.tool_syntax = facts.tool_syntax;
+  limits.system_role = facts.system_role;
+  GenerationRequest request = parse_generation_request(body, endpoint, limits);
   if (force_stream) request.stream = true;
 
   // Admission: running slots plus max_queued waiting; beyond that the client should come back.
-  const lpx_engine_stats stats = engine_.stats();
+  const lpx_engine_stats stats = model->engine().stats();
   const std::uint64_t waiting = stats.waiting_requests +
-                                (stats.running_requests >= max_sequences_ ? request.choice_count() : 0);
+                                (stats.running_requests >= facts.max_sequences ? request.choice_count() : 0);
   if (waiting > options_.max_queued) {
     throw ApiError(429, "rate_limit_error", "the server is busy: the request queue is full").with_retry_after(1);
   }
 
-  ResponseContext context = make_response_context(request, model_id_);
+  ResponseContext context = make_response_context(request, model->id);
   const std::uint32_t choices = request.choice_count();
   std::shared_ptr<StreamingSink> streaming;
   std::shared_ptr<GenerationSink> sink;
@@ -242,7 +309,7 @@ void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_p
   }
   // The key's limits last: a request refused for its body or a full queue spends none of them.
   if (key != nullptr) admit(*key, *access);
-  auto generation = std::make_shared<Generation>(engine_, exchange->executor(), sink, metrics_, active_);
+  auto generation = std::make_shared<Generation>(model, exchange->executor(), sink, active_);
   generation->start(std::move(request), options_.request_timeout);  // throws a 400 if refused
   // Output is posted to this executor, so nothing arrives before the stream has begun.
   if (streaming) streaming->begin();
@@ -251,20 +318,56 @@ void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_p
   });
 }
 
+void Api::render_metrics(Exchange& exchange) {
+  // Loaded models' live numbers; an unloaded model is not loaded for them.
+  std::vector<ModelSample> samples;
+  for (const ModelListing& m : routes_.list()) {
+    ModelSample sample;
+    sample.name = m.name;
+    sample.memory_bytes = m.memory_bytes;
+    sample.metrics = &metrics_.model(m.name);
+    sample.engine = routes_.stats_if_loaded(m);
+    samples.push_back(std::move(sample));
+  }
+  std::string text = metrics_.render(samples);
+  if (gpu_gauges_) gpu_gauges_->render(text);
+  exchange.respond(200, std::move(text), "text/plain; version=0.0.4; charset=utf-8");
+}
+
 void Api::models(Exchange& exchange) const {
-  boost::json::object model{{"id", model_id_},
-                            {"object", "model"},
-                            {"created", created_},
-                            {"owned_by", "lpx"},
-                            {"context_length", context_size_}};
+  boost::json::array data;
+  for (const ModelListing& m : routes_.list()) {
+    data.push_back(boost::json::object{{"id", m.name},
+                                       {"object", "model"},
+                                       {"created", created_},
+                                       {"owned_by", "lpx"},
+                                       {"context_length", m.context_size},
+                                       {"status", state_name(m.state)},
+                                       {"default", m.is_default}});
+  }
   exchange.respond(200,
-                   boost::json::serialize(boost::json::object{
-                       {"object", "list"}, {"data", boost::json::array{std::move(model)}}}),
+                   boost::json::serialize(boost::json::object{{"object", "list"}, {"data", std::move(data)}}),
                    kJson);
 }
 
-void Api::tokenize(std::string_view body, Exchange& exchange) const {
-  const boost::json::object object = parse_json_object(body);
+void Api::info(Exchange& exchange) const {
+  // The record as the server started, and the models as they are now (a reload changes them).
+  boost::json::object out = run_record_;
+  boost::json::array now;
+  for (const ModelListing& m : routes_.list()) {
+    now.push_back(boost::json::object{{"name", m.name},
+                                      {"path", m.path},
+                                      {"status", state_name(m.state)},
+                                      {"default", m.is_default},
+                                      {"context_length", m.context_size},
+                                      {"memory_bytes", m.memory_bytes},
+                                      {"requests_holding", m.leases}});
+  }
+  out["served_models"] = std::move(now);
+  exchange.respond(200, boost::json::serialize(out), kJson);
+}
+
+void Api::tokenize(const RoutedModel& model, const boost::json::object& object, Exchange& exchange) {
   const JsonFields f(object);
   std::optional<std::string> text = f.string("text");
   if (!text) text = f.string("content");  // llama-server's name
@@ -274,7 +377,7 @@ void Api::tokenize(std::string_view body, Exchange& exchange) const {
   if (f.boolean("parse_special").value_or(false)) flags |= LPX_TOKENIZE_PARSE_SPECIAL;
   std::vector<std::int32_t> tokens;
   try {
-    tokens = engine_.tokenize(*text, flags);
+    tokens = model.engine().tokenize(*text, flags);
   } catch (const Error& e) {
     throw bad_request(e.what(), "text");
   }
@@ -282,15 +385,14 @@ void Api::tokenize(std::string_view body, Exchange& exchange) const {
   if (f.boolean("with_pieces").value_or(false)) {
     boost::json::array pieces;
     for (std::int32_t t : tokens) {
-      pieces.push_back(boost::json::string(engine_.detokenize({t}, LPX_DETOKENIZE_RENDER_SPECIAL)));
+      pieces.push_back(boost::json::string(model.engine().detokenize({t}, LPX_DETOKENIZE_RENDER_SPECIAL)));
     }
     out["pieces"] = std::move(pieces);
   }
   exchange.respond(200, boost::json::serialize(out), kJson);
 }
 
-void Api::detokenize(std::string_view body, Exchange& exchange) const {
-  const boost::json::object object = parse_json_object(body);
+void Api::detokenize(const RoutedModel& model, const boost::json::object& object, Exchange& exchange) {
   const boost::json::value* list = JsonFields(object).find("tokens");
   if (list == nullptr || !list->is_array()) field_error("tokens", "an array of token ids");
   std::vector<std::int32_t> tokens;
@@ -302,7 +404,7 @@ void Api::detokenize(std::string_view body, Exchange& exchange) const {
   }
   std::string text;
   try {
-    text = engine_.detokenize(tokens, 0);
+    text = model.engine().detokenize(tokens, 0);
   } catch (const Error& e) {
     throw bad_request(e.what(), "tokens");
   }

@@ -4,11 +4,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <boost/beast/http.hpp>
 #include <lpx/cpp/engine.hpp>
+#include <lpx/kinds/transport.h>
 
 #include "api_keys.hpp"
 #include "exchange.hpp"
@@ -17,6 +19,7 @@
 #include "openai_names.hpp"
 #include "http_options.hpp"
 #include "metrics.hpp"
+#include "model_routes.hpp"
 
 namespace lpx::http {
 
@@ -24,7 +27,8 @@ using Request = boost::beast::http::request<boost::beast::http::string_body>;
 
 class Api {
  public:
-  Api(const EngineHandle& engine, const HttpOptions& options);
+  // Serves the models of `context` (lpx_run_context.models).
+  Api(const lpx_run_context& context, const HttpOptions& options);
 
   // Answers `request`, which carries `key` (key_of), through `exchange` (now or later). Never
   // throws.
@@ -47,6 +51,11 @@ class Api {
 
   void start_draining() noexcept { draining_ = true; }
   bool draining() const noexcept { return draining_; }
+  // Requests the server still owes an answer: generating, or waiting for their model to load.
+  std::size_t in_flight() const { return active_.count() + routes_.waiting() + starting_.load(); }
+  // Ends routing (before the network threads stop): requests still waiting for a model's load
+  // are answered 503.
+  void stop_routing();
   ActiveGenerations& active() noexcept { return active_; }
   ServerMetrics& metrics() noexcept { return metrics_; }
 
@@ -54,29 +63,37 @@ class Api {
   void route(const Request& request, const std::shared_ptr<Exchange>& exchange, const ApiKey* key);
   void generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
                 bool force_stream, const ApiKey* key);
+  // The rest of generate() once the request's model is held.
+  void generate_with(const std::shared_ptr<const RoutedModel>& model, Endpoint endpoint,
+                     const boost::json::object& body, const std::shared_ptr<Exchange>& exchange,
+                     bool force_stream, const ApiKey* key);
+  // Routes a request that names its model in `body`'s "model" to it, then runs `work` with it on
+  // the exchange's executor; an error either way is the exchange's answer.
+  void with_model(const boost::json::object& body, const std::shared_ptr<Exchange>& exchange,
+                  std::function<void(const std::shared_ptr<const RoutedModel>&)> work);
   // Takes one request from `key`'s limits (throwing a 429 when they are spent) and arranges for
   // the tokens the request uses to be charged to them when it ends.
   void admit(const ApiKey& key, AccessEntry& entry);
   void models(Exchange& exchange) const;
-  void tokenize(std::string_view body, Exchange& exchange) const;
-  void detokenize(std::string_view body, Exchange& exchange) const;
+  void info(Exchange& exchange) const;
+  void render_metrics(Exchange& exchange);
+  static void tokenize(const RoutedModel& model, const boost::json::object& body, Exchange& exchange);
+  static void detokenize(const RoutedModel& model, const boost::json::object& body, Exchange& exchange);
 
-  EngineHandle engine_;
   const HttpOptions& options_;
   ApiKeys keys_;
-  std::string model_id_;
   std::int64_t created_ = 0;
-  std::uint32_t context_size_ = 0;
-  openai::ToolSyntax tool_syntax_ = openai::ToolSyntax::kDescribedHermes;  // from the chat template
-  bool system_role_ = true;                                                // likewise
-  std::uint32_t max_sequences_ = 0;
+  boost::json::object run_record_;  // the host's (lpx_run_context.run_record_json)
   ServerMetrics metrics_;
+  ModelRoutes routes_;
   ActiveGenerations active_;
   // Shared with the access entries that charge tokens when their requests end, which may be
   // after the Api is gone (a generation finishing during shutdown).
   std::shared_ptr<RateLimiter> limiter_ = std::make_shared<RateLimiter>();
   std::unique_ptr<GpuGauges> gpu_gauges_;  // null: no GPU gauges
   std::atomic<bool> draining_{false};
+  std::atomic<bool> routing_stopped_{false};
+  std::atomic<std::size_t> starting_{0};  // routed, continuation not yet run on the executor
 };
 
 }  // namespace lpx::http

@@ -8,13 +8,13 @@
 
 namespace lpx::http {
 
-Generation::Generation(const EngineHandle& engine, boost::asio::any_io_executor executor,
-                       std::shared_ptr<GenerationSink> sink, ServerMetrics& metrics,
-                       ActiveGenerations& active)
-    : engine_(engine),
+Generation::Generation(std::shared_ptr<const RoutedModel> model, boost::asio::any_io_executor executor,
+                       std::shared_ptr<GenerationSink> sink, ActiveGenerations& active)
+    : model_(std::move(model)),
+      engine_(model_->engine()),
+      metrics_(*model_->metrics),
       executor_(std::move(executor)),
       sink_(std::move(sink)),
-      metrics_(metrics),
       active_(active),
       deadline_(executor_) {}
 

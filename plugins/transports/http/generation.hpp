@@ -18,6 +18,7 @@
 
 #include "openai_names.hpp"
 #include "metrics.hpp"
+#include "model_routes.hpp"
 
 namespace lpx::http {
 
@@ -34,9 +35,9 @@ class ActiveGenerations;
 
 class Generation : public std::enable_shared_from_this<Generation> {
  public:
-  Generation(const EngineHandle& engine, boost::asio::any_io_executor executor,
-             std::shared_ptr<GenerationSink> sink, ServerMetrics& metrics,
-             ActiveGenerations& active);
+  // `model` stays held (its engine loaded) until every choice has ended.
+  Generation(std::shared_ptr<const RoutedModel> model, boost::asio::any_io_executor executor,
+             std::shared_ptr<GenerationSink> sink, ActiveGenerations& active);
   ~Generation();
 
   // Submits every choice. Throws ApiError (400, the engine's reason) when the engine refuses
@@ -56,10 +57,11 @@ class Generation : public std::enable_shared_from_this<Generation> {
   static void on_engine_done(void* user, const lpx_request_result* result);
   void choice_done_here(std::uint32_t choice, ChoiceOutcome outcome);
 
-  EngineHandle engine_;
+  std::shared_ptr<const RoutedModel> model_;
+  const EngineHandle& engine_;  // model_'s
+  ModelMetrics& metrics_;       // model_'s
   boost::asio::any_io_executor executor_;
   std::shared_ptr<GenerationSink> sink_;
-  ServerMetrics& metrics_;
   ActiveGenerations& active_;
   GenerationRequest request_;
   std::vector<Choice> choices_;

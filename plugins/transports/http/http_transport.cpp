@@ -1,11 +1,10 @@
-// http: an OpenAI-compatible HTTP API (and a chat page) over the pipeline's engine, on
-// Boost.Beast. See docs/http-server.md. The Server owns the network threads; run() blocks until
+// http: an OpenAI-compatible HTTP API (and a chat page) over the pipeline's models, routed by
+// each request's `model`, on Boost.Beast. See docs/http-server.md. The Server owns the network threads; run() blocks until
 // request_stop (SIGINT/SIGTERM from the host), then drains and returns.
 #include <atomic>
 #include <memory>
 #include <mutex>
 
-#include <lpx/cpp/engine.hpp>
 #include <lpx/cpp/plugin.hpp>
 
 #include "http_options.hpp"
@@ -19,11 +18,10 @@ class HttpTransport final : public Transport {
   explicit HttpTransport(const Options& options) : options_(HttpOptions::read(options)) {}
 
   void run(const lpx_run_context& context) override {
-    const EngineHandle engine(context);  // throws when the pipeline has no [model]
     {
       std::lock_guard lock(mutex_);
       if (stop_requested_) return;
-      server_ = std::make_unique<Server>(engine, options_);
+      server_ = std::make_unique<Server>(context, options_);  // throws without a model
     }
     server_->run();
     std::lock_guard lock(mutex_);
@@ -43,7 +41,10 @@ class HttpTransport final : public Transport {
   std::unique_ptr<Server> server_;
 };
 
-constexpr const char* kCapabilities[] = {"transport:http", "transport:openai", "transport:streaming"};
+// transport:models: requests reach every model of the pipeline through lpx_run_context.models;
+// transport:run-record: /v1/info shows lpx_run_context.run_record_json.
+constexpr const char* kCapabilities[] = {"transport:http", "transport:openai", "transport:streaming",
+                                         "transport:models", "transport:run-record"};
 
 }  // namespace
 }  // namespace lpx::http

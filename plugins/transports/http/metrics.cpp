@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <fstream>
 
 namespace lpx::http {
@@ -43,17 +44,9 @@ void header(std::string& out, const char* name, const char* type, const char* he
   out += '\n';
 }
 
-// `labels`: "" or "{...}".
-void gauge(std::string& out, const char* name, const char* help, double value,
-           const std::string& labels = {}) {
+void gauge(std::string& out, const char* name, const char* help, double value) {
   header(out, name, "gauge", help);
-  append_sample(out, name + labels, value);
-}
-
-void counter(std::string& out, const char* name, const char* help, double value,
-             const std::string& labels = {}) {
-  header(out, name, "counter", help);
-  append_sample(out, name + labels, value);
+  append_sample(out, name, value);
 }
 
 // Resident and virtual size from /proc/self/statm (pages).
@@ -74,9 +67,7 @@ void Histogram::observe(double seconds) noexcept {
   sum_micros_.fetch_add(static_cast<std::uint64_t>(seconds * 1e6), std::memory_order_relaxed);
 }
 
-void Histogram::render(std::string& out, const char* name, const char* help,
-                       const std::string& labels) const {
-  header(out, name, "histogram", help);
+void Histogram::render_series(std::string& out, const char* name, const std::string& labels) const {
   std::uint64_t cumulative = 0;
   const std::string prefix = labels.empty() ? "" : labels + ",";
   const std::string braces = labels.empty() ? "" : "{" + labels + "}";
@@ -96,17 +87,13 @@ void Histogram::render(std::string& out, const char* name, const char* help,
   append_sample(out, std::string(name) + "_count" + braces, static_cast<double>(cumulative));
 }
 
-
-ServerMetrics::ServerMetrics(std::string model) : model_label_("model=\"" + label_value(model) + "\"") {}
-
-void ServerMetrics::count_request(const std::string& endpoint, int status) {
+double ModelMetrics::tokens_per_second(std::uint64_t generated_now) {
   std::lock_guard lock(mutex_);
-  ++requests_[{endpoint, status}];
-}
-
-double ServerMetrics::tokens_per_second(std::uint64_t generated_now) {
-  // Called with mutex_ held. The rate over the last window of at least 10 s (or since start).
   const auto now = std::chrono::steady_clock::now();
+  if (generated_now < window_tokens_) {  // the model was loaded again: its counter restarted
+    window_start_ = now;
+    window_tokens_ = generated_now;
+  }
   const double elapsed = std::chrono::duration<double>(now - window_start_).count();
   const double rate = elapsed > 0 ? static_cast<double>(generated_now - window_tokens_) / elapsed : 0;
   if (elapsed >= 10) {
@@ -117,11 +104,54 @@ double ServerMetrics::tokens_per_second(std::uint64_t generated_now) {
   return elapsed >= 1 ? rate : last_rate_;
 }
 
-std::string ServerMetrics::render(const lpx_engine_stats& engine) {
+void ServerMetrics::count_request(const std::string& endpoint, int status) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{endpoint, status}];
+}
+
+ModelMetrics& ServerMetrics::model(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  auto& slot = models_[name];
+  if (!slot) slot = std::make_unique<ModelMetrics>();
+  return *slot;
+}
+
+namespace {
+
+std::string model_label(const ModelSample& m) { return "model=\"" + label_value(m.name) + "\""; }
+
+// One family with a sample per model that `value` gives one for.
+template <class Value>
+void per_model(std::string& out, const char* name, const char* type, const char* help,
+               const std::vector<ModelSample>& models, Value value) {
+  header(out, name, type, help);
+  for (const ModelSample& m : models) {
+    if (const std::optional<double> v = value(m)) append_sample(out, std::string(name) + "{" + model_label(m) + "}", *v);
+  }
+}
+
+template <class Member>
+void engine_family(std::string& out, const char* name, const char* type, const char* help,
+                   const std::vector<ModelSample>& models, Member member) {
+  per_model(out, name, type, help, models, [&](const ModelSample& m) -> std::optional<double> {
+    if (!m.engine) return std::nullopt;
+    return static_cast<double>((*m.engine).*member);
+  });
+}
+
+void histogram_family(std::string& out, const char* name, const char* help,
+                      const std::vector<ModelSample>& models, Histogram ModelMetrics::*member) {
+  header(out, name, "histogram", help);
+  for (const ModelSample& m : models) {
+    if (m.metrics != nullptr) (m.metrics->*member).render_series(out, name, model_label(m));
+  }
+}
+
+}  // namespace
+
+std::string ServerMetrics::render(const std::vector<ModelSample>& models) {
   std::string out;
   out.reserve(8192);
-  const std::string& m = model_label_;
-  const std::string of_model = "{" + m + "}";
   gauge(out, "lpx_up", "1 while the server runs", 1);
   {
     std::lock_guard lock(mutex_);
@@ -131,38 +161,53 @@ std::string ServerMetrics::render(const lpx_engine_stats& engine) {
                     std::to_string(key.second) + "\"}",
            static_cast<double>(count));
     }
-    gauge(out, "lpx_generation_tokens_per_second", "Tokens generated per second (recent window)",
-          tokens_per_second(engine.generated_tokens), of_model);
   }
-  ttft_.render(out, "lpx_time_to_first_token_seconds", "Time from request to first token", m);
-  inter_token_.render(out, "lpx_inter_token_latency_seconds", "Time between consecutive tokens", m);
-  e2e_.render(out, "lpx_request_duration_seconds", "Time from request to last token", m);
-  queue_wait_.render(out, "lpx_queue_wait_seconds",
-                     "Time from request to a sequence slot (part of the time to first token)", m);
-  counter(out, "lpx_prompt_tokens_total", "Prompt tokens computed (cache hits excluded)",
-          static_cast<double>(engine.prompt_tokens), of_model);
-  counter(out, "lpx_generated_tokens_total", "Tokens generated",
-          static_cast<double>(engine.generated_tokens), of_model);
-  counter(out, "lpx_engine_steps_total", "Forward passes of the engine",
-          static_cast<double>(engine.steps), of_model);
-  gauge(out, "lpx_queue_depth", "Requests waiting for a sequence slot", engine.waiting_requests, of_model);
-  gauge(out, "lpx_running_sequences", "Sequences being prefilled or decoded", engine.running_requests, of_model);
-  gauge(out, "lpx_kv_cache_blocks_used", "KV-cache blocks in use", engine.kv_blocks_used, of_model);
-  gauge(out, "lpx_kv_cache_blocks_total", "KV-cache blocks in the pool", engine.kv_blocks_total, of_model);
-  gauge(out, "lpx_kv_cache_usage_ratio", "Share of the KV-cache pool in use",
-        engine.kv_blocks_total ? static_cast<double>(engine.kv_blocks_used) / engine.kv_blocks_total : 0, of_model);
-  counter(out, "lpx_prefix_cache_hits_total", "Prompt KV blocks mapped from the prefix cache instead of computed",
-          static_cast<double>(engine.prefix_cache_hits), of_model);
-  counter(out, "lpx_prefix_cache_misses_total", "Full prompt KV blocks looked up in the prefix cache and not found",
-          static_cast<double>(engine.prefix_cache_misses), of_model);
-  counter(out, "lpx_prefix_cache_evictions_total", "Cached KV blocks taken back for other sequences",
-          static_cast<double>(engine.prefix_cache_evictions), of_model);
-  gauge(out, "lpx_prefix_cache_blocks", "KV blocks indexed by the prefix cache (held or idle)",
-        engine.prefix_cache_blocks, of_model);
-  counter(out, "lpx_spec_draft_tokens_total", "Speculative draft tokens verified by the model",
-          static_cast<double>(engine.spec_draft_tokens), of_model);
-  counter(out, "lpx_spec_accepted_tokens_total", "Speculative draft tokens the model confirmed",
-          static_cast<double>(engine.spec_accepted_tokens), of_model);
+  per_model(out, "lpx_model_loaded", "gauge", "1 while the model is loaded, else 0", models,
+            [](const ModelSample& m) -> std::optional<double> { return m.engine ? 1 : 0; });
+  per_model(out, "lpx_model_memory_bytes", "gauge",
+            "Weights and KV cache of the model: measured when loaded, else estimated", models,
+            [](const ModelSample& m) -> std::optional<double> { return static_cast<double>(m.memory_bytes); });
+  per_model(out, "lpx_generation_tokens_per_second", "gauge", "Tokens generated per second (recent window)",
+            models, [](const ModelSample& m) -> std::optional<double> {
+              if (!m.engine || m.metrics == nullptr) return m.engine ? std::optional<double>(0) : std::nullopt;
+              return m.metrics->tokens_per_second(m.engine->generated_tokens);
+            });
+  histogram_family(out, "lpx_time_to_first_token_seconds", "Time from request to first token", models,
+                   &ModelMetrics::ttft);
+  histogram_family(out, "lpx_inter_token_latency_seconds", "Time between consecutive tokens", models,
+                   &ModelMetrics::inter_token);
+  histogram_family(out, "lpx_request_duration_seconds", "Time from request to last token", models,
+                   &ModelMetrics::e2e);
+  histogram_family(out, "lpx_queue_wait_seconds",
+                   "Time from request to a sequence slot (part of the time to first token)", models,
+                   &ModelMetrics::queue_wait);
+  using S = lpx_engine_stats;
+  engine_family(out, "lpx_prompt_tokens_total", "counter", "Prompt tokens computed (cache hits excluded)",
+                models, &S::prompt_tokens);
+  engine_family(out, "lpx_generated_tokens_total", "counter", "Tokens generated", models, &S::generated_tokens);
+  engine_family(out, "lpx_engine_steps_total", "counter", "Forward passes of the engine", models, &S::steps);
+  engine_family(out, "lpx_queue_depth", "gauge", "Requests waiting for a sequence slot", models, &S::waiting_requests);
+  engine_family(out, "lpx_running_sequences", "gauge", "Sequences being prefilled or decoded", models,
+                &S::running_requests);
+  engine_family(out, "lpx_kv_cache_blocks_used", "gauge", "KV-cache blocks in use", models, &S::kv_blocks_used);
+  engine_family(out, "lpx_kv_cache_blocks_total", "gauge", "KV-cache blocks in the pool", models, &S::kv_blocks_total);
+  per_model(out, "lpx_kv_cache_usage_ratio", "gauge", "Share of the KV-cache pool in use", models,
+            [](const ModelSample& m) -> std::optional<double> {
+              if (!m.engine) return std::nullopt;
+              return m.engine->kv_blocks_total ? static_cast<double>(m.engine->kv_blocks_used) / m.engine->kv_blocks_total : 0;
+            });
+  engine_family(out, "lpx_prefix_cache_hits_total", "counter",
+                "Prompt KV blocks mapped from the prefix cache instead of computed", models, &S::prefix_cache_hits);
+  engine_family(out, "lpx_prefix_cache_misses_total", "counter",
+                "Full prompt KV blocks looked up in the prefix cache and not found", models, &S::prefix_cache_misses);
+  engine_family(out, "lpx_prefix_cache_evictions_total", "counter",
+                "Cached KV blocks taken back for other sequences", models, &S::prefix_cache_evictions);
+  engine_family(out, "lpx_prefix_cache_blocks", "gauge", "KV blocks indexed by the prefix cache (held or idle)",
+                models, &S::prefix_cache_blocks);
+  engine_family(out, "lpx_spec_draft_tokens_total", "counter", "Speculative draft tokens verified by the model",
+                models, &S::spec_draft_tokens);
+  engine_family(out, "lpx_spec_accepted_tokens_total", "counter", "Speculative draft tokens the model confirmed",
+                models, &S::spec_accepted_tokens);
   const auto [resident, virtual_size] = process_memory();
   gauge(out, "process_resident_memory_bytes", "Resident memory of the server process", resident);
   gauge(out, "process_virtual_memory_bytes", "Virtual memory of the server process", virtual_size);

@@ -17,8 +17,8 @@ namespace lpx::http {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-Server::Server(const EngineHandle& engine, const HttpOptions& options)
-    : options_(options), acceptor_(io_), api_(engine, options) {}
+Server::Server(const lpx_run_context& context, const HttpOptions& options)
+    : options_(options), acceptor_(io_), api_(context, options) {}
 
 tcp::endpoint Server::resolve() {
   boost::system::error_code ec;
@@ -95,16 +95,20 @@ void Server::drain() {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
   });
-  const std::size_t in_flight = api_.active().count();
+  const std::size_t in_flight = api_.in_flight();
   log_info("stopping: " + std::to_string(in_flight) + " request(s) in flight, up to " +
            std::to_string(options_.drain_timeout.count()) + " s to finish");
   const auto wait_until_idle = [&](Clock::time_point deadline) {
-    while (api_.active().count() > 0 && Clock::now() < deadline) {
+    while (api_.in_flight() > 0 && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    return api_.active().count() == 0;
+    return api_.in_flight() == 0;
   };
-  if (!wait_until_idle(Clock::now() + options_.drain_timeout)) {
+  const bool idle = wait_until_idle(Clock::now() + options_.drain_timeout);
+  // A request still waiting for its model to load gets its 503 now, while the network threads
+  // run; a load that ends later finds nothing to answer.
+  api_.stop_routing();
+  if (!idle) {
     log_warn("drain timeout: cancelling " + std::to_string(api_.active().count()) + " request(s)");
     api_.active().cancel_all();
     wait_until_idle(Clock::now() + std::chrono::seconds(10));  // they end at the next engine step

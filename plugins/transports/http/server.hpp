@@ -8,7 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <lpx/cpp/engine.hpp>
+#include <lpx/kinds/transport.h>
 
 #include "api.hpp"
 #include "http_options.hpp"
@@ -17,7 +17,8 @@ namespace lpx::http {
 
 class Server {
  public:
-  Server(const EngineHandle& engine, const HttpOptions& options);
+  // Serves the models of `context`, which must outlive the server.
+  Server(const lpx_run_context& context, const HttpOptions& options);
 
   // Serves until stop(). Throws lpx::Error when it cannot listen, or when the configuration
   // would expose the API without a key.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -214,7 +215,17 @@ void BatchRunner::run() {
                   options_.input + ": duplicate ids (every id must be unique; nothing was run):" + list);
     }
   }
-  s.model_sha256 = sha256_file(s.model_path);
+  // The host's record of the run (machine, GPUs, model hashes) goes into the summary whole; it
+  // hashed the model already.
+  json::value run_record;
+  if (context_.struct_size >= offsetof(lpx_run_context, run_record_json) + sizeof(void*) &&
+      context_.run_record_json != nullptr) {
+    run_record = json::parse(context_.run_record_json);
+    for (const json::value& m : run_record.at("models").as_array()) {
+      if (m.at("path").as_string() == s.model_path) s.model_sha256 = std::string(m.at("sha256").as_string());
+    }
+  }
+  if (s.model_sha256.empty()) s.model_sha256 = sha256_file(s.model_path);
   const std::string shard_text =
       options_.shard ? std::to_string(options_.shard->index) + "/" + std::to_string(options_.shard->count) : "";
   s.dir = std::make_unique<RunDirectory>(options_, RunRecord{options_.input, s.input_sha256, shard_text});
@@ -262,7 +273,8 @@ void BatchRunner::run() {
                    {"path", s.model_path},
                    {"sha256", s.model_sha256}}},
         {"device", {{"backend", s.backend}}},
-        {"configuration", context_.resolved_pipeline ? context_.resolved_pipeline : ""}};
+        {"configuration", context_.resolved_pipeline ? context_.resolved_pipeline : ""},
+        {"run", run_record}};
     s.dir->write_summary(out);
     s.last_summary = Clock::now();
   };

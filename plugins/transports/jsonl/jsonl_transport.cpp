@@ -52,7 +52,8 @@ class JsonlTransport final : public Transport {
   std::shared_ptr<BatchRunner> runner_;
 };
 
-constexpr const char* kCapabilities[] = {"transport:batch", "transport:openai-batch"};
+// transport:run-record: summary.json carries lpx_run_context.run_record_json as "run".
+constexpr const char* kCapabilities[] = {"transport:batch", "transport:openai-batch", "transport:run-record"};
 
 }  // namespace
 }  // namespace lpx::batch

@@ -44,11 +44,14 @@
  *        accepted_draft_tokens)
  *   2.4  a request's result says how long it waited for a sequence slot
  *        (lpx_request_result.queue_ms)
+ *   2.5  several models per pipeline: the run context's models table (lpx/models.h) leases
+ *        each model's engine, loading it when needed; and a JSON record of the run
+ *        (lpx_run_context.run_record_json)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 4
+#define LPX_ABI_MINOR 5
 
 #endif

@@ -45,6 +45,11 @@ class EngineHandle {
     api_ = context.engine_api;
   }
 
+  // An engine the host handed over another way (a model's lease, lpx/cpp/models.hpp).
+  EngineHandle(lpx_engine* engine, const lpx_engine_api* api) : engine_(engine), api_(api) {
+    if (engine_ == nullptr || api_ == nullptr) throw Error(LPX_ERR_INVALID_ARGUMENT, "no engine");
+  }
+
   lpx_engine_info info() const {
     lpx_engine_info out{};
     out.struct_size = sizeof(out);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lpx/engine.h"
+#include "lpx/models.h"
 #include "lpx/plugin.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,18 @@ typedef struct lpx_run_context {
   const char* resolved_pipeline; /* the pipeline as run, every option with its value, as TOML */
   const char* host_version;      /* LPX release version, e.g. "0.5.0" */
   const char* host_commit;       /* git commit of the host build ("+dirty" if modified), or "unknown" */
+  /* since 2.5: every model the pipeline serves (lpx/models.h). A transport that declares the
+   * capability "transport:models" reaches them here and gets `engine` NULL; the others get
+   * `engine`, the default model's, held for the whole run, and serve one model only. */
+  lpx_models* models;
+  const lpx_models_api* models_api;
+  /* since 2.5: what this run is, as one JSON object (UTF-8, host-owned): LPX version and commit,
+   * the CPU and the kernel path it runs, the OS, GPU driver, CUDA runtime and GPU names, each
+   * model's file and SHA-256, and the resolved pipeline; for records of a run (an info
+   * endpoint, a batch summary). docs/deploy.md lists the fields. Hashing the models takes
+   * time, so only a transport that declares the capability "transport:run-record" gets it;
+   * the others get NULL. */
+  const char* run_record_json;
 } lpx_run_context;
 
 typedef struct lpx_transport_api {
