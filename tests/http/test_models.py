@@ -176,6 +176,16 @@ def test_a_model_larger_than_the_budget_is_refused_at_start(tmp_path):
     assert "model 'smol'" in done.stderr and "memory budget" in done.stderr, done.stderr
 
 
+def reload_and_wait_for(srv, text):
+    """Sends SIGHUP, waits for `text` in the log, then lets requests run on for half a second."""
+    srv.process.send_signal(signal.SIGHUP)
+    deadline = time.time() + 20
+    while text not in srv.log() and time.time() < deadline:
+        time.sleep(0.05)
+    assert text in srv.log(), srv.log()
+    time.sleep(0.5)
+
+
 def test_sighup_reloads_the_models_without_losing_a_request(tmp_path):
     path = pipeline_file(tmp_path, [("tiny", TINY_MODEL, 512), ("smol", MODEL, 512)])
     srv = run_server(path)
@@ -194,20 +204,10 @@ def test_sighup_reloads_the_models_without_losing_a_request(tmp_path):
         time.sleep(0.5)
         # smol changes (a new engine), a third model appears; tiny is unchanged and keeps its engine.
         pipeline_file(tmp_path, [("tiny", TINY_MODEL, 512), ("smol", MODEL, 1024), ("extra", TINY_MODEL, 256)])
-        srv.process.send_signal(signal.SIGHUP)
-        deadline = time.time() + 20
-        while "reloaded pipeline" not in srv.log() and time.time() < deadline:
-            time.sleep(0.05)
-        assert "reloaded pipeline" in srv.log(), srv.log()
-        time.sleep(0.5)
+        reload_and_wait_for(srv, "reloaded pipeline")
         # A broken file is refused and the server goes on with what it had.
         path.write_text(path.read_text() + "\n[[models]]\nplugin = \"gguf\"\npath = \"/no/such.gguf\"\n")
-        srv.process.send_signal(signal.SIGHUP)
-        deadline = time.time() + 20
-        while "reload refused" not in srv.log() and time.time() < deadline:
-            time.sleep(0.05)
-        assert "reload refused" in srv.log(), srv.log()
-        time.sleep(0.5)
+        reload_and_wait_for(srv, "reload refused")
         stop.set()
         for t in threads:
             t.join(60)
