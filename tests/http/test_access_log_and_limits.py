@@ -158,3 +158,22 @@ def test_two_keys_with_one_id_are_refused_at_start(tmp_path):
     assert result.returncode != 0
     assert f"api_key_file {keys}:2: id 'ops' names an earlier key too" in result.stderr
     assert "one" not in result.stderr.split("id 'ops'")[0].split(keys)[-1]
+
+
+def test_a_websocket_upgrade_is_logged_when_its_handshake_has_ended():
+    import base64
+    import os
+    import socket
+    with running() as srv:
+        def upgrade(key_header):
+            with socket.create_connection((srv.host, srv.port), timeout=10) as s:
+                s.sendall(("GET /v1/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                           "Sec-WebSocket-Version: 13\r\n" + key_header + "\r\n").encode())
+                head = s.recv(4096).decode(errors="replace")
+                return head.split("\r\n", 1)[0]
+        good = upgrade("Sec-WebSocket-Key: " + base64.b64encode(os.urandom(16)).decode() + "\r\n")
+        assert " 101 " in good, good
+        bad = upgrade("")  # no Sec-WebSocket-Key: the handshake fails
+        assert " 400 " in bad, bad
+        lines = [fields(line) for line in access_lines(srv, 2) if "endpoint=/v1/ws" in line]
+        assert sorted(f["status"] for f in lines) == ["101", "400"], lines

@@ -125,10 +125,8 @@ void HttpConnection::on_header(beast::error_code ec) {
       return;
     }
     stream_.expires_never();
-    api_.metrics().count_request(endpoint_, 101);
-    set_status(101);
-    access_.reset();  // the upgrade's line; each message then gets its own
-    std::make_shared<WebSocketSession>(std::move(stream_), api_, key_, client_)->start(parser_->release());
+    std::make_shared<WebSocketSession>(std::move(stream_), api_, key_, client_)
+        ->start(parser_->release(), std::move(access_));
     closed_ = true;  // the socket belongs to the session now
     return;
   }

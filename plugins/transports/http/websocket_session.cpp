@@ -13,7 +13,7 @@ WebSocketSession::WebSocketSession(beast::tcp_stream stream, Api& api, const Api
                                    std::string client)
     : ws_(std::move(stream)), api_(api), key_(key), client_(std::move(client)) {}
 
-void WebSocketSession::start(Request upgrade) {
+void WebSocketSession::start(Request upgrade, std::shared_ptr<AccessEntry> upgrade_access) {
   ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
   // Select "lpx" when the client offers subprotocols that include it (a browser that offers
   // some fails the handshake unless one is selected); never echo an "lpx-api-key." one.
@@ -29,8 +29,12 @@ void WebSocketSession::start(Request upgrade) {
       }));
   ws_.read_message_max(1 << 20);
   auto held = std::make_shared<Request>(std::move(upgrade));
-  boost::asio::dispatch(ws_.get_executor(), [self = shared_from_this(), held] {
-    self->ws_.async_accept(*held, [self, held](beast::error_code ec) {
+  boost::asio::dispatch(ws_.get_executor(), [self = shared_from_this(), held, access = std::move(upgrade_access)] {
+    self->ws_.async_accept(*held, [self, held, access](beast::error_code ec) mutable {
+      const int status = ec ? 400 : 101;
+      self->api_.metrics().count_request("/v1/ws", status);
+      if (access) access->record.status = status;
+      access.reset();  // the upgrade's line; each message then gets its own
       if (ec) return self->gone();
       self->read();
     });

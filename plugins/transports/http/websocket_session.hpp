@@ -23,7 +23,9 @@ class WebSocketSession final : public Exchange, public std::enable_shared_from_t
   // peer's "address:port", for the access log.
   WebSocketSession(boost::beast::tcp_stream stream, Api& api, const ApiKey* key, std::string client);
   // Completes the handshake of `upgrade` and serves messages until the client closes.
-  void start(Request upgrade);
+  // Answers the upgrade; `upgrade_access` is its access-log entry, written once the handshake
+  // has ended (101, or 400 when it failed).
+  void start(Request upgrade, std::shared_ptr<AccessEntry> upgrade_access);
 
   boost::asio::any_io_executor executor() override { return ws_.get_executor(); }
   void respond(int status, std::string body, const char* content_type) override;
