@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "support/test_support.hpp"
@@ -32,6 +33,21 @@ TEST(CliMisc, UsageErrorsExitTwo) {
   CommandResult level = run_lpx({"--log-level", "loud", "plugins"});
   EXPECT_EQ(level.exit_code, 2);
   EXPECT_NE(level.err.find("unknown log level 'loud'"), std::string::npos);
+}
+
+TEST(CliMisc, QuantizeNamesTheTypesItTakesAndReportsWhatItWrote) {
+  const std::filesystem::path tiny = std::filesystem::path(LPX_SOURCE_DIR) / ".." / "shared/models/llama-2-tiny-random.gguf";
+  if (!std::filesystem::exists(tiny)) GTEST_SKIP() << "no ../shared/models";
+  TempDir dir;
+  const std::string out = (dir / "tiny-q8_0.gguf").string();
+  CommandResult unknown = run_lpx({"quantize", tiny.string(), out, "--type", "Q3_K_M"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown type; types: F16, BF16, Q8_0"), std::string::npos) << unknown.err;
+  CommandResult ok = run_lpx({"quantize", tiny.string(), out, "--type", "q8_0"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("100%"), std::string::npos) << "the progress reaches its end\n" << ok.err;
+  EXPECT_NE(ok.err.find(out + ": Q8_0, 12 tensors (1 converted)"), std::string::npos) << ok.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 
 TEST(CliMisc, WritesJsonLogLinesToAFile) {

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       cli::add_synth_command(app),   cli::add_plugins_command(app),
       cli::add_inspect_command(app), cli::add_tokenize_command(app),
       cli::add_doctor_command(app),  cli::add_perplexity_command(app),
+      cli::add_quantize_command(app),
   };
 
   try {

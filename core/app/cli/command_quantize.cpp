@@ -1,0 +1,94 @@
+// `lpx-pipeline quantize IN.gguf OUT.gguf --type TYPE`: the file llama-quantize writes for the
+// same type name, with a progress bar on stderr (core/quantize/quantize_model.hpp).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "lpx/cpp/tensor_types.hpp"
+#include "quantize/quantize_model.hpp"
+
+namespace lpx::cli {
+namespace {
+
+struct QuantizeArguments {
+  std::string input, output, type;
+  bool pure = false;
+  bool allow_requantize = false;
+  unsigned threads = 0;
+};
+
+// One line redrawn in place on a terminal; elsewhere a line per tenth of the way.
+class ProgressBar {
+ public:
+  void show(const core::QuantizeProgress& p) {
+    const double share = p.bytes_total ? static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 1.0;
+    if (!terminal_) {
+      const int tenth = static_cast<int>(share * 10);
+      if (tenth <= last_tenth_) return;
+      last_tenth_ = tenth;
+    }
+    const int filled = static_cast<int>(share * 30);
+    std::fprintf(stderr, "%s[%-30s] %3d%%  %zu/%zu  %-32s %s -> %s%s", terminal_ ? "\r" : "",
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(), static_cast<int>(share * 100),
+                 p.tensor, p.tensors, p.name->c_str(), tensor_type_traits(p.from)->name,
+                 tensor_type_traits(p.to)->name, terminal_ ? "\033[K" : "\n");
+    std::fflush(stderr);
+  }
+  void done() const {
+    if (terminal_) std::fputc('\n', stderr);
+  }
+
+ private:
+  bool terminal_ = isatty(STDERR_FILENO) != 0;
+  int last_tenth_ = -1;
+};
+
+int quantize_command(const QuantizeArguments& a) {
+  const auto mix = core::parse_quant_mix(a.type);
+  if (!mix) {
+    std::cerr << "error: --type " << a.type << ": unknown type; types: " << core::quant_mix_names() << "\n";
+    return kExitUsageError;
+  }
+  ProgressBar bar;
+  core::QuantizeOptions options;
+  options.mix = *mix;
+  options.pure = a.pure;
+  options.allow_requantize = a.allow_requantize;
+  options.threads = a.threads;
+  options.on_progress = [&bar](const core::QuantizeProgress& p) { bar.show(p); };
+  const auto started = std::chrono::steady_clock::now();
+  auto summary = core::quantize_model(a.input, a.output, options);
+  bar.done();
+  if (!summary) {
+    std::cerr << "error: " << summary.error() << "\n";
+    return kExitRuntimeError;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(stderr, "%s: %s, %zu tensors (%zu converted), %.1f MiB -> %.1f MiB in %.1f s\n", a.output.c_str(),
+               std::string(core::quant_mix_name(*mix)).c_str(), summary->tensors, summary->converted,
+               static_cast<double>(summary->input_bytes) / (1 << 20), static_cast<double>(summary->output_bytes) / (1 << 20),
+               seconds);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_quantize_command(CLI::App& parent) {
+  auto args = std::make_shared<QuantizeArguments>();
+  CLI::App* app = parent.add_subcommand(
+      "quantize", "Write a GGUF model with its tensors quantized, byte for byte as llama-quantize does");
+  app->add_option("input", args->input, "Model to quantize (GGUF: F32, F16 or BF16 tensors)")->required();
+  app->add_option("output", args->output, "File to write")->required();
+  app->add_option("--type", args->type, core::quant_mix_names())->required();
+  app->add_flag("--pure", args->pure, "Every quantizable tensor in the type itself: no mix, no Q6_K output");
+  app->add_flag("--allow-requantize", args->allow_requantize,
+                "Also convert tensors that are quantized already (loses quality)");
+  app->add_option("--threads", args->threads, "Threads (0: every core)")->capture_default_str();
+  return {app, [args] { return quantize_command(*args); }};
+}
+
+}  // namespace lpx::cli

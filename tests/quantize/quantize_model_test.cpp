@@ -1,0 +1,129 @@
+// quantize_model writes the files llama-quantize writes, byte for byte (tests/fixtures/quantize/
+// files.json, from tools/make_quantize_file_fixtures.py): the shared tiny Llama to every type
+// name with and without --pure, and the default SmolLM2 through F16 (dequantized from its Q4_1,
+// the round trip) to every type name. And it refuses what it should, leaving nothing behind.
+#include "quantize/quantize_model.hpp"
+
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_support.hpp"
+#include "support/test_support.hpp"
+
+namespace lpx::core {
+namespace {
+
+std::string sha256_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EVP_MD_CTX* context = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    EVP_DigestUpdate(context, buffer.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(context, digest, &length);
+  EVP_MD_CTX_free(context);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
+boost::json::object fixture() {
+  std::ifstream in(std::filesystem::path(LPX_SOURCE_DIR) / "tests/fixtures/quantize/files.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return boost::json::parse(text.str()).as_object();
+}
+
+QuantizeOptions options_for(const std::string& label, bool allow_requantize = false) {
+  QuantizeOptions o;
+  o.mix = *parse_quant_mix(label.substr(0, label.find(' ')));
+  o.pure = label.find(" --pure") != std::string::npos;
+  o.allow_requantize = allow_requantize;
+  return o;
+}
+
+TEST(QuantizeModel, TheTinyLlamaToEveryTypeIsLlamaQuantizesFile) {
+  if (!std::filesystem::exists(test::tiny_llama_path())) GTEST_SKIP() << "no ../shared/models";
+  test::TempDir dir;
+  const auto out = dir / "out.gguf";
+  const boost::json::object expected = fixture();
+  for (const auto& [label, hash] : expected.at("tiny-llama").as_object()) {
+    auto done = quantize_model(test::tiny_llama_path().string(), out.string(), options_for(std::string(label)));
+    ASSERT_TRUE(done) << label << ": " << done.error();
+    EXPECT_EQ(sha256_file(out), hash.as_string()) << label;
+  }
+}
+
+TEST(QuantizeModel, SmolLM2ThroughF16ToEveryTypeIsLlamaQuantizesFile) {
+  if (!std::filesystem::exists(test::smollm2_path())) GTEST_SKIP() << "run tools/setup.sh first";
+  test::TempDir dir;
+  const auto f16 = dir / "smollm2-f16.gguf", out = dir / "out.gguf";
+  const boost::json::object all = fixture();
+  const auto& expected = all.at("smollm2-f16").as_object();
+  auto dequantized = quantize_model(test::smollm2_path().string(), f16.string(), options_for("F16", true));
+  ASSERT_TRUE(dequantized) << dequantized.error();
+  ASSERT_EQ(sha256_file(f16), expected.at("(the F16 input)").as_string());
+  for (const auto& [label, hash] : expected) {
+    if (label == "(the F16 input)") continue;
+    QuantizeOptions options = options_for(std::string(label));
+    options.threads = 2;
+    auto done = quantize_model(f16.string(), out.string(), options);
+    ASSERT_TRUE(done) << label << ": " << done.error();
+    EXPECT_EQ(sha256_file(out), hash.as_string()) << label;
+  }
+}
+
+TEST(QuantizeModel, QuantizedTensorsAreRequantizedOnlyWhenAllowed) {
+  if (!std::filesystem::exists(test::smollm2_path())) GTEST_SKIP() << "run tools/setup.sh first";
+  test::TempDir dir;
+  const auto out = dir / "out.gguf";
+  auto refused = quantize_model(test::smollm2_path().string(), out.string(), options_for("Q4_K_M"));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("is q4_1 already"), std::string::npos) << refused.error();
+  EXPECT_NE(refused.error().message.find("--allow-requantize"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.gguf.partial"));
+}
+
+TEST(QuantizeModel, BadInputsAreClearErrorsAndLeaveNothing) {
+  test::TempDir dir;
+  const auto out = dir / "out.gguf";
+  EXPECT_EQ(quantize_model((dir / "missing.gguf").string(), out.string(), options_for("Q8_0")).error().code,
+            LPX_ERR_NOT_FOUND);
+  test::write_file(dir / "junk.gguf", "not a model at all");
+  auto junk = quantize_model((dir / "junk.gguf").string(), out.string(), options_for("Q8_0"));
+  ASSERT_FALSE(junk);
+  EXPECT_NE(junk.error().message.find("not a GGUF file"), std::string::npos) << junk.error();
+  if (std::filesystem::exists(test::tiny_llama_path())) {
+    // Cut in the middle of its tensor data: the header says more than the file holds.
+    std::ifstream in(test::tiny_llama_path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    test::write_file(dir / "cut.gguf", bytes.substr(0, bytes.size() / 2));
+    auto cut = quantize_model((dir / "cut.gguf").string(), out.string(), options_for("Q8_0"));
+    ASSERT_FALSE(cut);
+    EXPECT_NE(cut.error().message.find("past the end of the file"), std::string::npos) << cut.error();
+    EXPECT_NE(cut.error().message.find("cut.gguf"), std::string::npos);
+    auto same = quantize_model(test::tiny_llama_path().string(), test::tiny_llama_path().string(), options_for("Q8_0"));
+    ASSERT_FALSE(same);
+    EXPECT_NE(same.error().message.find("overwrite the input"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace lpx::core
