@@ -1,5 +1,6 @@
 #include "quantize/gguf_layout.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,14 +29,25 @@ class Reader {
     for (unsigned i = 0; i < bytes; ++i) value |= std::uint64_t{buffer[i]} << (8 * i);
     return value;
   }
-  Expected<std::string> string(const char* what) {
+  // A string of at most `limit` bytes (keys and names are short; values are skipped instead).
+  Expected<std::string> string(const char* what, std::uint64_t limit) {
     auto length = integer(8, what);
     if (!length) return unexpected(length.error());
     if (*length > size_ - position_) return past_end(what);
+    if (*length > limit) {
+      return invalid_argument(path_ + ": " + what + " at offset " + std::to_string(position_) + " is " +
+                              std::to_string(*length) + " bytes long (at most " + std::to_string(limit) + ")");
+    }
     std::string text(*length, '\0');
     in_.read(text.data(), static_cast<std::streamsize>(*length));
+    if (!in_) return io_error(path_ + ": read failed at offset " + std::to_string(position_));
     position_ += *length;
     return text;
+  }
+  Expected<bool> skip_string(const char* what) {
+    auto length = integer(8, what);
+    if (!length) return unexpected(length.error());
+    return skip(*length, what);
   }
   Expected<bool> skip(std::uint64_t bytes, const char* what) {
     if (bytes > size_ - position_) return past_end(what);
@@ -66,11 +78,7 @@ std::optional<unsigned> scalar_bytes(std::uint32_t type) {
 Expected<bool> skip_value(Reader& r, std::uint32_t type, const std::string& key, int depth) {
   const auto bytes = scalar_bytes(type);
   if (!bytes) return invalid_argument("metadata '" + key + "' has unknown value type " + std::to_string(type));
-  if (type == kString) {
-    auto s = r.string("a string value");
-    if (!s) return unexpected(s.error());
-    return true;
-  }
+  if (type == kString) return r.skip_string("a string value");
   if (type != kArray) return r.skip(*bytes, "a value");
   if (depth > 0) return invalid_argument("metadata '" + key + "' nests arrays");
   auto element_type = r.integer(4, "an array's element type");
@@ -126,7 +134,7 @@ Expected<GgufLayout> read_gguf_layout(const std::string& path) {
   for (std::uint64_t i = 0; i < *n_entries; ++i) {
     GgufEntry e;
     e.begin = r.position();
-    auto key = r.string("a metadata key");
+    auto key = r.string("a metadata key", 65535);
     if (!key) return unexpected(key.error());
     e.key = std::move(*key);
     auto type = r.integer(4, "a metadata value type");
@@ -135,19 +143,20 @@ Expected<GgufLayout> read_gguf_layout(const std::string& path) {
     e.value_begin = r.position();
     if (auto ok = skip_value(r, e.value_type, e.key, 0); !ok) return unexpected(ok.error().with_context(path));
     e.end = r.position();
+    if (layout.find(e.key) != nullptr) return invalid_argument(path + ": metadata '" + e.key + "' appears twice");
     layout.entries.push_back(std::move(e));
   }
   if (const GgufEntry* a = layout.find("general.alignment")) {
     auto value = read_gguf_uint(layout, *a);
     if (!value) return unexpected(value.error());
-    if (!*value || **value == 0 || (**value & (**value - 1)) != 0) {
-      return invalid_argument(path + ": general.alignment must be a power of two");
+    if (a->value_type != 4 || !*value || **value == 0 || **value > 65536 || (**value & (**value - 1)) != 0) {
+      return invalid_argument(path + ": general.alignment must be a u32 power of two up to 65536");
     }
     layout.alignment = **value;
   }
   for (std::uint64_t i = 0; i < *n_tensors; ++i) {
     GgufTensor t;
-    auto name = r.string("a tensor name");
+    auto name = r.string("a tensor name", 63);  // ggml's names hold 63 bytes
     if (!name) return unexpected(name.error());
     t.name = std::move(*name);
     auto n_dims = r.integer(4, "a tensor's dimension count");
@@ -185,6 +194,22 @@ Expected<GgufLayout> read_gguf_layout(const std::string& path) {
     layout.tensors.push_back(std::move(t));
   }
   layout.data_start = (r.position() + layout.alignment - 1) / layout.alignment * layout.alignment;
+  // As llama.cpp requires: each tensor where the one before it ends (padded), so that the data
+  // section holds every tensor once; no name twice.
+  std::uint64_t expected_offset = 0;
+  std::vector<std::string> names;
+  for (const GgufTensor& t : layout.tensors) {
+    if (t.offset != expected_offset) {
+      return invalid_argument(path + ": tensor '" + t.name + "' starts at data offset " + std::to_string(t.offset) +
+                              ", not where the tensor before it ends (" + std::to_string(expected_offset) + ")");
+    }
+    expected_offset += (t.bytes + layout.alignment - 1) / layout.alignment * layout.alignment;
+    names.push_back(t.name);
+  }
+  std::sort(names.begin(), names.end());
+  if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end()) {
+    return invalid_argument(path + ": tensor '" + *twice + "' appears twice");
+  }
   for (const GgufTensor& t : layout.tensors) {
     const bool inside = layout.data_start <= size && t.offset <= size - layout.data_start &&
                         t.bytes <= size - layout.data_start - t.offset;

@@ -1,6 +1,7 @@
 #include "quantize/quantize_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -56,27 +57,47 @@ void in_parallel(std::uint64_t n, unsigned threads, Fn fn) {
 Expected<QuantizeSummary> quantize_model(const std::string& input, const std::string& output,
                                          const QuantizeOptions& options) {
   std::error_code ec;
-  if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec)) {
-    return invalid_argument(output + ": the output would overwrite the input");
+  const std::string partial = output + ".partial";
+  for (const std::string& target : {output, partial}) {
+    if (std::filesystem::exists(target, ec) && std::filesystem::equivalent(input, target, ec)) {
+      return invalid_argument(target + ": writing it would overwrite the input");
+    }
   }
   auto layout = read_gguf_layout(input);
   if (!layout) return unexpected(layout.error());
+  if (const GgufEntry* split = layout->find("split.count")) {
+    auto count = read_gguf_uint(*layout, *split);
+    if (!count) return unexpected(count.error());
+    if (count->value_or(1) > 1) {
+      return unsupported(input + ": one shard of a split model (split.count = " + std::to_string(**count) +
+                         "); merge it first (llama-gguf-split --merge)");
+    }
+  }
+  // llama-quantize pads its output to 32 bytes whatever general.alignment says, so it would
+  // write a file that contradicts itself.
+  if (layout->alignment != 32) {
+    return unsupported(input + ": general.alignment = " + std::to_string(layout->alignment) +
+                       "; quantize reads files aligned to 32 bytes, as llama-quantize writes them");
+  }
   std::vector<TensorToQuantize> tensors;
   for (const GgufTensor& t : layout->tensors) {
     tensors.push_back({t.name, *from_ggml_type(t.ggml_type), {t.dims.begin(), t.dims.end()}});
   }
-  std::uint32_t layers = 0;
-  if (const GgufEntry* arch = layout->find("general.architecture")) {
-    auto name = read_gguf_string(*layout, *arch);
-    if (!name) return unexpected(name.error());
-    if (*name) {
-      if (const GgufEntry* count = layout->find(**name + ".block_count")) {
-        auto value = read_gguf_uint(*layout, *count);
-        if (!value) return unexpected(value.error());
-        layers = static_cast<std::uint32_t>(value->value_or(0));
-      }
-    }
+  // The mixes pick layers by their place among the model's blocks: the count must be known.
+  const GgufEntry* arch = layout->find("general.architecture");
+  auto arch_name = arch ? read_gguf_string(*layout, *arch) : Expected<std::optional<std::string>>(std::nullopt);
+  if (!arch_name) return unexpected(arch_name.error());
+  if (!*arch_name) return invalid_argument(input + ": no general.architecture string");
+  if (**arch_name == "falcon") {
+    return unsupported(input + ": falcon has rules of its own in llama-quantize that quantize does not follow");
   }
+  const GgufEntry* count = layout->find(**arch_name + ".block_count");
+  auto layers_read = count ? read_gguf_uint(*layout, *count) : Expected<std::optional<std::uint64_t>>(std::nullopt);
+  if (!layers_read) return unexpected(layers_read.error());
+  if (!*layers_read || count->value_type != 4 || **layers_read == 0) {
+    return invalid_argument(input + ": no " + **arch_name + ".block_count (a u32 above 0)");
+  }
+  const auto layers = static_cast<std::uint32_t>(**layers_read);
   const std::vector<PlannedTensor> plan = plan_quantization(tensors, layers, options.mix, options.pure);
   for (const PlannedTensor& p : plan) {
     const TensorToQuantize& t = tensors[p.input_index];
@@ -134,7 +155,6 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
   }
   header.resize(aligned(header.size(), layout->alignment), '\0');
 
-  const std::string partial = output + ".partial";
   std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   if (!out) return io_error(partial + ": cannot be created");
   // A run that fails leaves nothing behind.
@@ -148,7 +168,8 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
   } cleanup{partial};
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
 
-  const unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = std::min(options.threads != 0 ? options.threads : cores, 4 * cores);
   QuantizeSummary summary;
   summary.tensors = plan.size();
   QuantizeProgress progress;
@@ -181,17 +202,30 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
         values.resize(n * columns);
         converted.resize(n * out_row);
         std::atomic<bool> ok{true};
-        in_parallel(n, threads, [&](std::uint64_t r0, std::uint64_t count) {
-          for (std::uint64_t r = r0; r < r0 + count; ++r) {
+        std::atomic<bool> finite{true}, representable{true};
+        in_parallel(n, threads, [&](std::uint64_t r0, std::uint64_t rows_here) {
+          for (std::uint64_t r = r0; r < r0 + rows_here; ++r) {
             if (kernels::reference::dequantize_row(from, source.data() + r * in_row, columns, values.data() + r * columns) !=
                 kernels::reference::DequantizeStatus::ok) {
               ok = false;
             }
           }
-          kernels::reference::quantize_weight_rows(p.type, values.data() + r0 * columns, static_cast<std::int64_t>(count),
-                                                   static_cast<std::int64_t>(columns), converted.data() + r0 * out_row);
+          const float* v = values.data() + r0 * columns;
+          if (!std::all_of(v, v + rows_here * columns, [](float x) { return std::isfinite(x); })) finite = false;
+          std::uint8_t* q = converted.data() + r0 * out_row;
+          kernels::reference::quantize_weight_rows(p.type, v, static_cast<std::int64_t>(rows_here),
+                                                   static_cast<std::int64_t>(columns), q);
+          if (!kernels::reference::quantized_rows_finite(p.type, q, static_cast<std::int64_t>(rows_here),
+                                                         static_cast<std::int64_t>(columns))) {
+            representable = false;
+          }
         });
         if (!ok) return internal_error("tensor '" + t.name + "': cannot decode " + type_name(from));
+        if (!finite) return invalid_argument(input + ": tensor '" + t.name + "' holds NaN or infinite weights");
+        if (!representable) {
+          return invalid_argument(input + ": tensor '" + t.name + "' has weights too large for " + type_name(p.type) +
+                                  " (its scales overflow f16)");
+        }
         out.write(reinterpret_cast<const char*>(converted.data()), static_cast<std::streamsize>(converted.size()));
       }
       progress.bytes_done += n * out_row;

@@ -13,6 +13,18 @@ namespace {
 
 constexpr int kBlock = 32;  // elements per block of the 32-element formats
 
+// C's float-to-integer conversion as x86 compilers emit it (cvttss2si): truncation toward zero,
+// and INT32_MIN for NaN and values out of int32's range (C++ leaves those undefined). ggml's
+// quantizers rely on it where a block's inverse scale overflows (a block of tiny values), so
+// these keep its bytes there too, without undefined behaviour.
+std::int32_t truncate_to_int(float value) noexcept {
+  if (!(std::fabs(value) < 2147483648.0f)) return std::numeric_limits<std::int32_t>::min();
+  return static_cast<std::int32_t>(value);
+}
+// The low byte of that, as C's conversion to a char type keeps it.
+std::int8_t to_int8(float value) noexcept { return static_cast<std::int8_t>(truncate_to_int(value)); }
+std::uint8_t to_uint8(float value) noexcept { return static_cast<std::uint8_t>(truncate_to_int(value)); }
+
 void put_f16(std::uint8_t* p, float value) noexcept {
   const std::uint16_t bits = f32_to_f16(value);
   p[0] = static_cast<std::uint8_t>(bits & 0xFF);
@@ -48,12 +60,12 @@ void min_max(const float* x, float& lo, float& hi) noexcept {
 // Q8_0: d = absmax / 127, q = round(x / d), 34 bytes: f16 d, 32 x int8.
 void block_q8_0(const float* x, std::uint8_t* out) noexcept {
   float amax = 0.0f;
-  for (int j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(x[j]));
+  for (int j = 0; j < kBlock; ++j) amax = amax > std::fabs(x[j]) ? amax : std::fabs(x[j]);  // as ggml's MAX
   const float d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   put_f16(out, d);
   for (int j = 0; j < kBlock; ++j) {
-    out[2 + j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::round(x[j] * id)));
+    out[2 + j] = static_cast<std::uint8_t>(to_int8(std::round(x[j] * id)));
   }
 }
 
@@ -69,8 +81,8 @@ void block_symmetric(const float* x, std::uint8_t* out) noexcept {
   std::uint32_t qh = 0;
   for (int j = 0; j < kBlock / 2; ++j) {
     const float offset = static_cast<float>(kHalf) + 0.5f;
-    const int q0 = std::min(2 * kHalf - 1, static_cast<int>(static_cast<std::int8_t>(x[j] * id + offset)));
-    const int q1 = std::min(2 * kHalf - 1, static_cast<int>(static_cast<std::int8_t>(x[j + 16] * id + offset)));
+    const int q0 = std::min(2 * kHalf - 1, static_cast<int>(to_int8(x[j] * id + offset)));
+    const int q1 = std::min(2 * kHalf - 1, static_cast<int>(to_int8(x[j + 16] * id + offset)));
     qs[j] = static_cast<std::uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
     qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
     qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + 16);
@@ -94,10 +106,8 @@ void block_offset(const float* x, std::uint8_t* out) noexcept {
   for (int j = 0; j < kBlock / 2; ++j) {
     const float v0 = (x[j] - lo) * id + 0.5f;
     const float v1 = (x[j + 16] - lo) * id + 0.5f;
-    const int q0 = kBits == 4 ? std::min(kTop, static_cast<int>(static_cast<std::int8_t>(v0)))
-                              : static_cast<int>(static_cast<std::uint8_t>(v0));
-    const int q1 = kBits == 4 ? std::min(kTop, static_cast<int>(static_cast<std::int8_t>(v1)))
-                              : static_cast<int>(static_cast<std::uint8_t>(v1));
+    const int q0 = kBits == 4 ? std::min(kTop, static_cast<int>(to_int8(v0))) : static_cast<int>(to_uint8(v0));
+    const int q1 = kBits == 4 ? std::min(kTop, static_cast<int>(to_int8(v1))) : static_cast<int>(to_uint8(v1));
     qs[j] = static_cast<std::uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
     qh |= static_cast<std::uint32_t>((q0 >> 4) & 1) << j;
     qh |= static_cast<std::uint32_t>((q1 >> 4) & 1) << (j + 16);
@@ -407,6 +417,39 @@ void quantize_weight_rows(lpx_tensor_type type, const float* in, std::int64_t ro
   const BlockQuantizer q = block_quantizer(type);
   const auto block_bytes = static_cast<std::int64_t>(*row_size_bytes(type, static_cast<std::uint64_t>(q.elements)));
   for (std::int64_t b = 0; b < count / q.elements; ++b) q.fn(in + b * q.elements, out + b * block_bytes);
+}
+
+bool quantized_rows_finite(lpx_tensor_type type, const std::uint8_t* data, std::int64_t rows,
+                           std::int64_t columns) noexcept {
+  const auto finite16 = [&](std::int64_t at, bool bf16) {
+    const auto bits = static_cast<std::uint16_t>(data[at] | (data[at + 1] << 8));
+    return bf16 ? (bits & 0x7F80u) != 0x7F80u : (bits & 0x7C00u) != 0x7C00u;
+  };
+  const std::int64_t count = rows * columns;
+  if (type == LPX_TENSOR_F16 || type == LPX_TENSOR_BF16) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (!finite16(2 * i, type == LPX_TENSOR_BF16)) return false;
+    }
+    return true;
+  }
+  // Offsets of the f16 fields in each block.
+  std::int64_t fields[2] = {0, -1};
+  switch (type) {
+    case LPX_TENSOR_Q4_1:
+    case LPX_TENSOR_Q5_1:
+    case LPX_TENSOR_Q4_K:
+    case LPX_TENSOR_Q5_K: fields[1] = 2; break;
+    case LPX_TENSOR_Q6_K: fields[0] = 208; break;
+    default: break;
+  }
+  const auto elements = static_cast<std::int64_t>(tensor_type_traits(type)->block_elements);
+  const auto bytes = static_cast<std::int64_t>(tensor_type_traits(type)->block_bytes);
+  for (std::int64_t b = 0; b < count / elements; ++b) {
+    for (std::int64_t f : fields) {
+      if (f >= 0 && !finite16(b * bytes + f, false)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace lpx::kernels::reference

@@ -19,4 +19,9 @@ bool can_quantize_weights(lpx_tensor_type type) noexcept;
 void quantize_weight_rows(lpx_tensor_type type, const float* in, std::int64_t rows,
                           std::int64_t columns, std::uint8_t* out) noexcept;
 
+// Whether quantized rows hold only finite numbers where they hold floats (F16/BF16 values, the
+// f16 scales and mins of blocks), as llama-quantize checks before it writes a tensor.
+bool quantized_rows_finite(lpx_tensor_type type, const std::uint8_t* data, std::int64_t rows,
+                           std::int64_t columns) noexcept;
+
 }  // namespace lpx::kernels::reference

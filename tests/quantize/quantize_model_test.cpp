@@ -6,6 +6,8 @@
 
 #include <openssl/evp.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_support.hpp"
+#include "synth/gguf_writer.hpp"
 #include "support/test_support.hpp"
 
 namespace lpx::core {
@@ -123,6 +126,51 @@ TEST(QuantizeModel, BadInputsAreClearErrorsAndLeaveNothing) {
     EXPECT_NE(same.error().message.find("overwrite the input"), std::string::npos);
   }
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// A small F32 "llama" file: one 64 x 2 ffn_down matrix of `value`s, the metadata as given.
+std::string small_model(const std::filesystem::path& dir, const std::string& name, float value,
+                        bool with_block_count = true, const std::string& arch = "llama",
+                        std::uint32_t split_count = 0) {
+  synth::GgufWriter w;
+  w.add_string("general.architecture", arch);
+  if (with_block_count) w.add_u32(arch + ".block_count", 1);
+  if (split_count != 0) w.add_u32("split.count", split_count);
+  w.add_tensor("blk.0.ffn_down.weight", 0, {64, 2}, 64 * 4, [value](std::uint64_t, std::uint64_t rows, std::uint8_t* out) {
+    for (std::uint64_t i = 0; i < rows * 64; ++i) std::memcpy(out + 4 * i, &value, 4);
+  });
+  const std::string path = (dir / name).string();
+  EXPECT_TRUE(w.write(path));
+  return path;
+}
+
+TEST(QuantizeModel, WeightsItCannotRepresentAndFilesItCannotRewriteAreRefused) {
+  test::TempDir dir;
+  const std::string out = (dir / "out.gguf").string();
+  const auto refusal = [&](const std::string& input, const char* type) {
+    auto done = quantize_model(input, out, options_for(type));
+    EXPECT_FALSE(done) << input;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    return done ? std::string() : done.error().message;
+  };
+  ASSERT_TRUE(quantize_model(small_model(dir.path(), "ok.gguf", 0.5f), out, options_for("Q8_0")));
+  std::filesystem::remove(out);
+  EXPECT_NE(refusal(small_model(dir.path(), "nan.gguf", std::nanf("")), "Q4_0").find("NaN or infinite"), std::string::npos);
+  EXPECT_NE(refusal(small_model(dir.path(), "huge.gguf", 1e30f), "F16").find("too large for f16"), std::string::npos);
+  EXPECT_NE(refusal(small_model(dir.path(), "huge8.gguf", 1e30f), "Q8_0").find("too large for q8_0"), std::string::npos);
+  EXPECT_NE(refusal(small_model(dir.path(), "nolayers.gguf", 0.5f, false), "Q4_K_M").find("no llama.block_count"),
+            std::string::npos);
+  EXPECT_NE(refusal(small_model(dir.path(), "falcon.gguf", 0.5f, true, "falcon"), "Q4_K_M").find("falcon"), std::string::npos);
+  EXPECT_NE(refusal(small_model(dir.path(), "shard.gguf", 0.5f, true, "llama", 3), "Q8_0").find("split model"),
+            std::string::npos);
+  // Writing next to the input under its .partial name would destroy it.
+  const std::string input = small_model(dir.path(), "m.gguf", 0.5f);
+  const std::string partial_of = (dir / "m").string();
+  std::filesystem::rename(input, partial_of + ".partial");
+  auto self = quantize_model(partial_of + ".partial", partial_of, options_for("Q8_0"));
+  ASSERT_FALSE(self);
+  EXPECT_NE(self.error().message.find("overwrite the input"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(partial_of + ".partial"));
 }
 
 }  // namespace
