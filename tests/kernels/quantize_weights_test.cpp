@@ -3,8 +3,6 @@
 // are regenerated here exactly as that tool generates them.
 #include "reference/quantize_weights.hpp"
 
-#include <openssl/evp.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "reference/tensor_types.hpp"
+#include "util/sha256.hpp"
 
 namespace lpx::kernels::reference {
 namespace {
@@ -59,18 +58,7 @@ std::vector<float> dataset(const boost::json::object& d, std::int64_t rows, std:
   return out;
 }
 
-std::string sha256(const void* data, std::size_t size) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data, size, digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
-}
+std::string sha256(const void* data, std::size_t size) { return core::sha256_hex(data, size); }
 
 struct Named {
   const char* name;

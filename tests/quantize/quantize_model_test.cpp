@@ -4,8 +4,6 @@
 // the round trip) to every type name. And it refuses what it should, leaving nothing behind.
 #include "quantize/quantize_model.hpp"
 
-#include <openssl/evp.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -18,32 +16,13 @@
 
 #include "engine/engine_test_support.hpp"
 #include "synth/gguf_writer.hpp"
+#include "util/sha256.hpp"
 #include "support/test_support.hpp"
 
 namespace lpx::core {
 namespace {
 
-std::string sha256_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EVP_MD_CTX* context = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    EVP_DigestUpdate(context, buffer.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context, digest, &length);
-  EVP_MD_CTX_free(context);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
-}
+std::string sha256_file(const std::filesystem::path& path) { return *core::sha256_file(path.string()); }
 
 boost::json::object fixture() {
   std::ifstream in(std::filesystem::path(LPX_SOURCE_DIR) / "tests/fixtures/quantize/files.json");

@@ -3,8 +3,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <chrono>
 #include <ctime>
@@ -19,36 +17,12 @@
 #include "gpu/nvml.hpp"
 #include "host/host_cpu.hpp"
 #include "pipeline/pipeline_text.hpp"
+#include "util/sha256.hpp"
 
 namespace lpx::host {
 namespace {
 
 namespace json = boost::json;
-
-core::Expected<std::string> sha256_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::io_error(path + ": cannot be read to hash it");
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
-    return core::internal_error(std::string("SHA-256 is not available"));
-  }
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(context.get(), buffer.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) return core::io_error(path + ": read failed while hashing it");
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context.get(), digest.data(), &length);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
-}
 
 std::string os_release_name() {
   std::ifstream in("/etc/os-release");
@@ -132,7 +106,7 @@ core::Expected<std::string> run_record_json(const core::Pipeline& pipeline, cons
     if (section.slot != "model" && section.slot != "models") continue;
     const auto& values = section.core_options.values;
     const std::string path = std::get<std::string>(values.at("path"));
-    auto sha256 = sha256_of(path);
+    auto sha256 = core::sha256_file(path);
     if (!sha256) return core::unexpected(sha256.error());
     const auto name = values.find("name");
     std::error_code ec;
