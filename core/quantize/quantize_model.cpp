@@ -230,6 +230,9 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
       }
       progress.bytes_done += n * out_row;
       if (options.on_progress) options.on_progress(progress);
+      if (options.stop != nullptr && options.stop->load()) {
+        return fail(LPX_ERR_CANCELLED, "stopped before the end; " + output + " was not written");
+      }
     }
     const std::uint64_t padding = aligned(sizes[i], layout->alignment) - sizes[i];
     for (std::uint64_t k = 0; k < padding; ++k) out.put('\0');

@@ -9,6 +9,7 @@
 // and renames it when complete, so an interrupted run leaves no half file under OUT's name.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,6 +32,9 @@ struct QuantizeOptions {
   bool allow_requantize = false;  // convert tensors that are quantized already (loses quality)
   unsigned threads = 0;           // 0: every core
   std::function<void(const QuantizeProgress&)> on_progress;  // after each slab
+  // Set from another thread (Ctrl-C) to stop after the current slab: LPX_ERR_CANCELLED, and
+  // the partial output removed.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct QuantizeSummary {

@@ -4,6 +4,7 @@
 // the round trip) to every type name. And it refuses what it should, leaving nothing behind.
 #include "quantize/quantize_model.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -150,6 +151,19 @@ TEST(QuantizeModel, WeightsItCannotRepresentAndFilesItCannotRewriteAreRefused) {
   ASSERT_FALSE(self);
   EXPECT_NE(self.error().message.find("overwrite the input"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(partial_of + ".partial"));
+}
+
+TEST(QuantizeModel, AStopEndsItAtTheNextSlabAndLeavesNothing) {
+  test::TempDir dir;
+  const std::string out = (dir / "out.gguf").string();
+  std::atomic<bool> stop{true};
+  QuantizeOptions options = options_for("Q8_0");
+  options.stop = &stop;
+  auto stopped = quantize_model(small_model(dir.path(), "m.gguf", 0.5f), out, options);
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().code, LPX_ERR_CANCELLED);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 // same type name, with a progress bar on stderr (core/quantize/quantize_model.hpp).
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/signal_watcher.hpp"
 #include "lpx/cpp/tensor_types.hpp"
 #include "quantize/quantize_model.hpp"
 
@@ -53,8 +55,13 @@ int quantize_command(const QuantizeArguments& a) {
     std::cerr << "error: --type " << a.type << ": unknown type; types: " << core::quant_mix_names() << "\n";
     return kExitUsageError;
   }
+  // Ctrl-C (or SIGTERM) stops after the current slab and removes the partial output.
+  SignalWatcher signals;
+  std::atomic<bool> stop{false};
+  signals.start([&stop] { stop = true; });
   ProgressBar bar;
   core::QuantizeOptions options;
+  options.stop = &stop;
   options.mix = *mix;
   options.pure = a.pure;
   options.allow_requantize = a.allow_requantize;
@@ -62,10 +69,11 @@ int quantize_command(const QuantizeArguments& a) {
   options.on_progress = [&bar](const core::QuantizeProgress& p) { bar.show(p); };
   const auto started = std::chrono::steady_clock::now();
   auto summary = core::quantize_model(a.input, a.output, options);
+  signals.stop();
   bar.done();
   if (!summary) {
     std::cerr << "error: " << summary.error() << "\n";
-    return kExitRuntimeError;
+    return summary.error().code == LPX_ERR_CANCELLED ? kExitInterrupted : kExitRuntimeError;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::fprintf(stderr, "%s: %s, %zu tensors (%zu converted), %.1f MiB -> %.1f MiB in %.1f s\n", a.output.c_str(),
