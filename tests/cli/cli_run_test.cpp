@@ -114,5 +114,22 @@ TEST_F(CliRun, SigintStopsARunningTransportCleanly) {
   EXPECT_NE(r.err.find("SIGINT received: stopping"), std::string::npos) << r.err;
 }
 
+// A transport that serves no models has nothing to reload: a hangup (the terminal closed) stops
+// it as SIGTERM would, instead of leaving it running.
+TEST_F(CliRun, SighupStopsATransportThatDoesNotReload) {
+  ChildProcess child({LPX_PIPELINE_BINARY, "run", transport_pipeline("mode = \"wait\"\n")},
+                     {{"LPX_PLUGIN_PATH", plugins}});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (read_file(dir / "out.txt").find("waiting") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(kill(child.pid(), SIGHUP), 0);
+  CommandResult r = child.wait(std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(read_file(dir / "out.txt").find("stopped\n"), std::string::npos);
+  EXPECT_NE(r.err.find("SIGHUP received: stopping"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace lpx::test

@@ -1,3 +1,4 @@
+#include <functional>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -65,7 +66,10 @@ int run_pipeline(const PipelineLoader& load, bool show_stats) {
     }
     spdlog::info("reloaded pipeline '{}' from {}", next->name, next->path);
   });
-  signals.start([&runner] { runner.request_stop(); }, [&reloader] { reloader.request(); });
+  // Only a server reloads (a transport that routes by model); elsewhere SIGHUP stops the run.
+  std::function<void()> on_reload;
+  if (runner.transport_supports("transport:models")) on_reload = [&reloader] { reloader.request(); };
+  signals.start([&runner] { runner.request_stop(); }, std::move(on_reload));
   auto ran = runner.run();
   signals.stop();  // the watcher may be inside the transport's request_stop: let it return first
   if (!ran) {

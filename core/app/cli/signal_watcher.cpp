@@ -34,21 +34,18 @@ void SignalWatcher::start(std::function<void()> on_stop, std::function<void()> o
     for (;;) {
       int signal = 0;
       if (sigwait(&set, &signal) != 0 || signal == SIGUSR2) return;
-      if (signal == SIGHUP) {
+      if (signal == SIGHUP && on_reload) {
         if (stopping) continue;
-        if (on_reload) {
-          spdlog::info("SIGHUP received: reloading the pipeline");
-          on_reload();
-        } else {
-          spdlog::info("SIGHUP received: this command has nothing to reload");
-        }
+        spdlog::info("SIGHUP received: reloading the pipeline");
+        on_reload();
         continue;
       }
+      // Without a reload, a hangup (the terminal closed) stops the run as SIGTERM does.
       if (stopping && signal == SIGINT) _exit(130);
       if (!stopping) {
         stopping = true;
         spdlog::info("{} received: stopping (press Ctrl-C again to quit at once)",
-                     signal == SIGINT ? "SIGINT" : "SIGTERM");
+                     signal == SIGINT ? "SIGINT" : signal == SIGHUP ? "SIGHUP" : "SIGTERM");
         on_stop();
       }
     }
