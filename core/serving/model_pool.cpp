@@ -116,6 +116,13 @@ bool ModelPool::make_room_locked(std::uint64_t bytes, std::uint64_t budget, cons
   return true;
 }
 
+void ModelPool::install_locked(Slot& slot, LoadedEngine loaded) {
+  slot.loaded = std::move(loaded);
+  slot.bytes = slot.loaded.memory_bytes;  // measured from now on
+  slot.load_id = next_load_++;
+  slot.state = LPX_MODEL_LOADED;
+}
+
 Lease ModelPool::lease_locked(const std::shared_ptr<Slot>& slot, bool peek) {
   const std::uint64_t id = next_lease_++;
   leases_.emplace(id, Held{slot, peek});
@@ -189,10 +196,7 @@ Expected<bool> ModelPool::configure(std::vector<ServedModel> models, PoolSetting
       first->state = LPX_MODEL_UNLOADED;
       return unexpected(loaded.error().with_context("model '" + first->model.name + "'"));
     }
-    first->loaded = std::move(*loaded);
-    first->bytes = first->loaded.memory_bytes;
-    first->load_id = next_load_++;
-    first->state = LPX_MODEL_LOADED;
+    install_locked(*first, std::move(*loaded));
   }
   Unloads unloads;
   {
@@ -318,10 +322,7 @@ void ModelPool::load(const std::shared_ptr<Slot>& slot) {
     std::lock_guard lock(mutex_);
     waiting.swap(slot->waiting);
     if (loaded) {
-      slot->loaded = std::move(*loaded);
-      slot->bytes = slot->loaded.memory_bytes;
-      slot->load_id = next_load_++;
-      slot->state = LPX_MODEL_LOADED;
+      install_locked(*slot, std::move(*loaded));
       for (std::size_t i = 0; i < waiting.size(); ++i) results.emplace_back(lease_locked(slot, false));
       slot->idle_since = Clock::now();
       const auto retired = std::find(retired_.begin(), retired_.end(), slot);

@@ -110,6 +110,8 @@ class ModelPool {
   bool make_room_locked(std::uint64_t bytes, std::uint64_t budget, const Slot* except, bool defaults_too,
                         Unloads& unloads);
   std::uint64_t bytes_locked() const;
+  // A load that succeeded: the slot holds its engine and its measured size, with a new load id.
+  void install_locked(Slot& slot, LoadedEngine loaded);
   void unload_locked(Slot& slot, Unloads& unloads);
   std::string served_names_locked() const;
   void load(const std::shared_ptr<Slot>& slot);  // worker thread

@@ -25,6 +25,9 @@ class CliRun : public ::testing::Test {
                                "\"test-transport\"\noutput = \"" +
                                    (dir / "out.txt").string() + "\"\n" + extra);
   }
+  // Starts a transport that waits, sends it `signal` once it runs, and returns how the run ended.
+  CommandResult stopped_by(int signal);
+
   TempDir dir;
   const std::string plugins = LPX_TEST_GOOD_PLUGIN_DIR;
 };
@@ -98,17 +101,21 @@ TEST_F(CliRun, AMissingPipelineFileExitsTwo) {
   EXPECT_NE(r.err.find((dir / "absent.toml").string() + ": error: "), std::string::npos) << r.err;
 }
 
-TEST_F(CliRun, SigintStopsARunningTransportCleanly) {
+CommandResult CliRun::stopped_by(int signal) {
   ChildProcess child({LPX_PIPELINE_BINARY, "run", transport_pipeline("mode = \"wait\"\n")},
                      {{"LPX_PLUGIN_PATH", plugins}});
-  // Wait until the transport is running, then interrupt it like Ctrl-C would.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (read_file(dir / "out.txt").find("waiting") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_EQ(kill(child.pid(), SIGINT), 0);
-  CommandResult r = child.wait(std::chrono::seconds(30));
+  EXPECT_EQ(kill(child.pid(), signal), 0);
+  return child.wait(std::chrono::seconds(30));
+}
+
+TEST_F(CliRun, SigintStopsARunningTransportCleanly) {
+  // As Ctrl-C would.
+  CommandResult r = stopped_by(SIGINT);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(read_file(dir / "out.txt").find("stopped\n"), std::string::npos);
   EXPECT_NE(r.err.find("SIGINT received: stopping"), std::string::npos) << r.err;
@@ -117,15 +124,7 @@ TEST_F(CliRun, SigintStopsARunningTransportCleanly) {
 // A transport that serves no models has nothing to reload: a hangup (the terminal closed) stops
 // it as SIGTERM would, instead of leaving it running.
 TEST_F(CliRun, SighupStopsATransportThatDoesNotReload) {
-  ChildProcess child({LPX_PIPELINE_BINARY, "run", transport_pipeline("mode = \"wait\"\n")},
-                     {{"LPX_PLUGIN_PATH", plugins}});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (read_file(dir / "out.txt").find("waiting") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(kill(child.pid(), SIGHUP), 0);
-  CommandResult r = child.wait(std::chrono::seconds(30));
+  CommandResult r = stopped_by(SIGHUP);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(read_file(dir / "out.txt").find("stopped\n"), std::string::npos);
   EXPECT_NE(r.err.find("SIGHUP received: stopping"), std::string::npos) << r.err;

@@ -219,7 +219,7 @@ void Api::with_model(const boost::json::object& body, const std::shared_ptr<Exch
     if (!requested) field_error("model", "a string");
   }
   if (draining_) {
-    throw ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+    throw server_shutting_down();
   }
   routes_.route(requested.value_or(""), [this, exchange, work = std::move(work)](
                                             std::shared_ptr<const RoutedModel> model, const ApiError* error) {
@@ -236,7 +236,7 @@ void Api::with_model(const boost::json::object& body, const std::shared_ptr<Exch
       try {
         if (refusal) throw *refusal;
         if (routing_stopped_) {
-          throw ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+          throw server_shutting_down();
         }
         work(model);
       } catch (const ApiError& e) {
@@ -251,14 +251,14 @@ void Api::with_model(const boost::json::object& body, const std::shared_ptr<Exch
 
 void Api::stop_routing() {
   routing_stopped_ = true;
-  const ApiError stopping = ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+  const ApiError stopping = server_shutting_down();
   for (ModelRoutes::Done& done : routes_.close()) done(nullptr, &stopping);
 }
 
 void Api::generate(Endpoint endpoint, std::string_view body, const std::shared_ptr<Exchange>& exchange,
                    bool force_stream, const ApiKey* key) {
   if (draining_) {
-    throw ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+    throw server_shutting_down();
   }
   const std::shared_ptr<AccessEntry> access = exchange->access();
   if (!access) throw std::logic_error("a generation request without an access-log entry");

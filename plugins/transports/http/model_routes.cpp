@@ -82,7 +82,7 @@ void ModelRoutes::route(std::string_view requested, Done done) {
   {
     std::lock_guard lock(state_->mutex);
     if (!state_->open) {
-      const ApiError stopping = ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+      const ApiError stopping = server_shutting_down();
       done(nullptr, &stopping);
       return;
     }

@@ -37,4 +37,10 @@ using openai::ChoiceOutcome;
 using openai::token_output;
 using openai::choice_outcome;
 
+// What a request gets once the server has begun to stop: 503, come back in 5 s (another replica
+// may answer it then).
+inline ApiError server_shutting_down() {
+  return ApiError(503, "server_error", "the server is shutting down").with_retry_after(5);
+}
+
 }  // namespace lpx::http
