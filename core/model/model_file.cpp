@@ -1,5 +1,7 @@
 #include "model/model_file.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -49,7 +51,9 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
                                                      PluginRegistry& registry) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return not_found(path + ": no such file");
-  const std::vector<std::uint8_t> head = read_head(path);
+  // A directory (a Hugging Face model) has no first bytes: only probe_path can claim it.
+  const bool directory = std::filesystem::is_directory(path, error);
+  const std::vector<std::uint8_t> head = directory ? std::vector<std::uint8_t>{} : read_head(path);
   std::shared_ptr<PluginInstance> best;
   std::int32_t best_score = 0;
   std::vector<std::string> formats;
@@ -60,7 +64,10 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
     auto instance = create_default(**plugin);
     if (!instance) continue;
     const auto& api = instance.value()->api<lpx_model_format_api>();
-    const std::int32_t score = api.probe(instance.value()->raw(), head.data(), head.size());
+    std::int32_t score = directory ? 0 : api.probe(instance.value()->raw(), head.data(), head.size());
+    if (api.probe_path != nullptr) {
+      score = std::max(score, api.probe_path(instance.value()->raw(), path.c_str()));
+    }
     if (score > best_score) {
       best_score = score;
       best = *instance;
@@ -69,7 +76,8 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
   if (!best) {
     std::string known;
     for (const std::string& f : formats) known += (known.empty() ? "" : ", ") + f;
-    return invalid_argument(path + ": not a model file any format plugin recognises (formats: " +
+    return invalid_argument(path + (directory ? ": not a model directory" : ": not a model file") +
+                            " any format plugin recognises (formats: " +
                       (known.empty() ? "none installed" : known) + ")");
   }
   return open_with(best, path);

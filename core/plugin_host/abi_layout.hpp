@@ -56,6 +56,10 @@ inline constexpr Layout kLayouts[] = {
     {5, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
+    // 2.6: model formats gain probe_path
+    {6, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, probe_path), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
 };
 
 // The layout of ABI 2.`minor`; nullopt for a minor this host does not know (a newer one).
@@ -111,6 +115,8 @@ constexpr std::size_t entry_index(std::size_t offset) {
 }
 static_assert(entry_index(offsetof(lpx_model_format_api, tensor_at)) == 6,
               "the 2.0 model-format table cannot change");
+static_assert(entry_index(offsetof(lpx_model_format_api, probe_path)) == 7,
+              "the 2.6 model-format table cannot change");
 static_assert(entry_index(offsetof(lpx_quant_backend_api, attention)) == 8 &&
                   entry_index(offsetof(lpx_quant_backend_api, model_features)) == 9 &&
                   entry_index(offsetof(lpx_quant_backend_api, model_free)) == 12,

@@ -14,6 +14,7 @@
 #include "model/hyperparameters.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/pipeline_text.hpp"
+#include "util/model_path.hpp"
 
 namespace lpx::core {
 namespace {
@@ -23,19 +24,11 @@ std::int64_t int_value(const ResolvedOptions& options, const char* name, std::in
   return it == options.values.end() ? fallback : std::get<std::int64_t>(it->second);
 }
 
-std::uint64_t file_bytes(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  return ec ? 0 : size;
-}
+std::uint64_t file_bytes(const std::string& path) { return model_bytes(path); }
 
-// The file as it is now: a reload reopens a model whose file was replaced.
-std::string file_state(const std::string& path) {
-  std::error_code ec;
-  const auto time = std::filesystem::last_write_time(path, ec);
-  return std::to_string(file_bytes(path)) + "@" +
-         std::to_string(ec ? 0 : time.time_since_epoch().count());
-}
+// The model as it is now: a reload reopens a model whose file (or any file of whose directory)
+// was replaced.
+std::string file_state(const std::string& path) { return model_state(path); }
 
 // Weights (the file) plus an f16 KV cache for every position the engine will hold.
 Expected<std::pair<std::uint64_t, std::uint32_t>> estimate(const PipelineSection& model,

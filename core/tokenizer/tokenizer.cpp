@@ -270,11 +270,16 @@ Expected<bool> build_bpe(TokenizerTables& t) {
     const auto id = t.find(detail::ByteLevel::instance().encode(static_cast<std::uint8_t>(b)));
     t.byte_char_tokens[static_cast<std::size_t>(b)] = id ? *id : -1;
   }
-  const detail::PreTokenizerSpec* spec = detail::find_pre_tokenizer(t.vocabulary.pre);
-  auto splitter = detail::RegexSplitter::compile(spec->patterns);
+  const Vocabulary& v = t.vocabulary;
+  const detail::PreTokenizerSpec* spec =
+      v.pre_patterns.empty() ? detail::find_pre_tokenizer(v.pre) : nullptr;
+  const std::vector<std::string_view> patterns =
+      spec != nullptr ? spec->patterns
+                      : std::vector<std::string_view>(v.pre_patterns.begin(), v.pre_patterns.end());
+  auto splitter = detail::RegexSplitter::compile(patterns);
   if (!splitter) return unexpected(splitter.error());
   t.splitter = std::move(*splitter);
-  t.ignore_merges = spec->ignore_merges;
+  t.ignore_merges = spec != nullptr ? spec->ignore_merges : v.ignore_merges;
   return true;
 }
 

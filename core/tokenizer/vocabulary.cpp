@@ -71,7 +71,8 @@ std::optional<std::string> check_vocabulary_shape(const Vocabulary& v) {
     return "tokenizer.ggml.add_eos_token is true but the vocabulary has no EOS token "
            "(tokenizer.ggml.eos_token_id)";
   }
-  if (v.model == TokenizerModel::bpe && detail::find_pre_tokenizer(v.pre) == nullptr) {
+  if (v.model == TokenizerModel::bpe && v.pre_patterns.empty() &&
+      detail::find_pre_tokenizer(v.pre) == nullptr) {
     return "unknown pre-tokenizer tokenizer.ggml.pre = '" + v.pre + "' (known: " +
            detail::known_pre_tokenizers() + ")";
   }

@@ -42,6 +42,11 @@ struct Vocabulary {
   // tokenizer.ggml.pre: the pre-tokenizer (regex set) of a gpt2 model; "default" when absent.
   // Ignored by spm models.
   std::string pre = "default";
+  // tokenizer.lpx.pre_patterns: the pre-tokenizer's regexes themselves (PCRE2 syntax), as a format
+  // that reads Hugging Face's tokenizer.json gives them. When set they replace `pre`'s, and
+  // ignore_merges comes from tokenizer.lpx.ignore_merges.
+  std::vector<std::string> pre_patterns;
+  bool ignore_merges = false;
   // general.name. llama.cpp keys one per-model fix on it (Phi-3's special tokens swallow the
   // whitespace after them); empty when absent.
   std::string model_name;

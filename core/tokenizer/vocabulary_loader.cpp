@@ -80,6 +80,17 @@ Expected<Vocabulary> load(const ModelFile& file) {
     v.pre = *pre;
   }
   if (auto name = file.get_string("general.name")) v.model_name = *name;
+  if (file.has("tokenizer.lpx.pre_patterns")) {
+    auto patterns = read_strings(file, "tokenizer.lpx.pre_patterns");
+    if (!patterns) return unexpected(patterns.error());
+    if (patterns->empty()) return invalid_argument("tokenizer.lpx.pre_patterns is empty");
+    v.pre_patterns = std::move(*patterns);
+    if (file.has("tokenizer.lpx.ignore_merges")) {
+      auto ignore = file.get_bool("tokenizer.lpx.ignore_merges");
+      if (!ignore) return unexpected(ignore.error());
+      v.ignore_merges = *ignore;
+    }
+  }
 
   auto tokens = read_strings(file, key("tokens"));
   if (!tokens) return unexpected(tokens.error());
@@ -129,7 +140,7 @@ Expected<Vocabulary> load(const ModelFile& file) {
     if (n > 1) v.special.bos = 1;
     if (n > 2) v.special.eos = 2;
     v.special.unknown = 0;
-  } else {
+  } else if (v.pre_patterns.empty()) {
     const detail::PreTokenizerSpec* spec = detail::find_pre_tokenizer(v.pre);
     if (spec == nullptr) {
       return unsupported("unknown pre-tokenizer tokenizer.ggml.pre = '" + v.pre + "' (known: " +

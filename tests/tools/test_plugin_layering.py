@@ -3,7 +3,7 @@ Every plugin source is compiled against the installed SDK alone, and the include
 says which line is at fault when one is not.
 
 A file under plugins/ may include <lpx/...> (the SDK), standard and third-party headers, files of
-its own folder and the shared plugin code of plugins/common/ — never a header of core/ or
+its own folder and the shared plugin code of plugins/common/*/ — never a header of core/ or
 kernels/ (util/, engine/, reference/, model/...), and no plugin's CMake may put core/ or kernels/
 on its include path or link a core or kernel library. This check runs in CI; it fails naming the
 file, the line and the include.
@@ -13,7 +13,7 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PLUGINS = ROOT / "plugins"
-COMMON = PLUGINS / "common" / "openai"
+COMMONS = sorted(p for p in (PLUGINS / "common").iterdir() if p.is_dir())  # openai/, formats/
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 INTERNAL = ("util/", "engine/", "reference/", "pipeline/", "plugin_host/", "model/", "core/",
             "kernels/", "cpu/", "cuda/", "synth/", "tokenizer/", "chat_template/", "metrics/",
@@ -38,7 +38,7 @@ def test_plugins_include_only_the_sdk_their_own_files_and_libraries():
             if name.startswith(INTERNAL):
                 problems.append(where + " (a core or kernel header)")
             elif kind == '"' and not name.startswith("lpx/") and not (
-                    (path.parent / name).exists() or (COMMON / name).exists()):
+                    (path.parent / name).exists() or any((c / name).exists() for c in COMMONS)):
                 problems.append(where + " (not the plugin's own file nor plugins/common)")
     assert not problems, "\n".join(problems)
 
@@ -87,7 +87,7 @@ def test_every_plugin_source_compiles_against_the_installed_sdk_alone(tmp_path):
 
     def compile_one(source):
         proc = subprocess.run([compiler, "-std=c++20", "-fsyntax-only", f"-I{prefix / 'include'}",
-                               f"-I{source.parent}", f"-I{COMMON}", *third_party, source],
+                               f"-I{source.parent}", *[f"-I{c}" for c in COMMONS], *third_party, source],
                               capture_output=True, text=True)
         return source, proc.returncode, proc.stderr
 

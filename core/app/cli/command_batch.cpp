@@ -45,7 +45,7 @@ Command add_batch_command(CLI::App& parent) {
   auto batch = std::make_shared<BatchArguments>();
   CLI::App* batch_app =
       parent.add_subcommand("batch", "Run every prompt of a JSONL file; resumable, exactly once");
-  batch_app->add_option("--model", batch->model_path, "Model file (GGUF)")->required();
+  batch_app->add_option("--model", batch->model_path, "Model: a GGUF file or a Hugging Face directory")->required();
   batch_app->add_option("--input", batch->input, "JSONL input: one request per line")->required();
   batch_app->add_option("--run-dir", batch->run_dir,
                         "Output directory (default outputs/<time>-<input hash>/)");

@@ -181,7 +181,7 @@ int generate_command(const GenerateArguments& arguments) {
 Command add_generate_command(CLI::App& parent) {
   auto generate = std::make_shared<GenerateArguments>();
   CLI::App* generate_app = parent.add_subcommand("generate", "Complete one prompt and print it");
-  generate_app->add_option("--model", generate->model_path, "Model file (GGUF)")->required();
+  generate_app->add_option("--model", generate->model_path, "Model: a GGUF file or a Hugging Face directory")->required();
   auto* prompt_option = generate_app->add_option("--prompt", generate->prompt, "Prompt text");
   auto* prompt_file_option =
       generate_app->add_option("--prompt-file", generate->prompt_file, "Read the prompt from a file");

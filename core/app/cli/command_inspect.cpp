@@ -13,6 +13,7 @@
 #include "model/builtin_chat_templates.hpp"
 #include "model/hyperparameters.hpp"
 #include "model/model_validation.hpp"
+#include "util/model_path.hpp"
 #include "reference/tensor_types.hpp"
 
 namespace lpx::cli {
@@ -37,8 +38,7 @@ std::string id_text(std::optional<std::int32_t> id) { return id ? std::to_string
 void print_summary(const core::ModelFile& file, const core::Hyperparameters& h,
                    const core::Tokenizer* tokenizer, const std::string& tokenizer_problem,
                    const std::string& cannot_run) {
-  std::error_code error;
-  const auto file_bytes = std::filesystem::file_size(file.path(), error);
+  const std::uint64_t file_bytes = core::model_bytes(file.path());
   std::map<std::string, std::uint64_t> per_type;
   std::uint64_t tensor_bytes = 0;
   for (const lpx_tensor_view& t : file.tensors()) {
@@ -152,7 +152,7 @@ Command add_inspect_command(CLI::App& parent) {
   auto inspect = std::make_shared<InspectArguments>();
   CLI::App* inspect_app =
       parent.add_subcommand("inspect", "Validate a model file completely and summarise it");
-  inspect_app->add_option("model", inspect->model_path, "Model file (GGUF)")->required();
+  inspect_app->add_option("model", inspect->model_path, "Model: a GGUF file or a Hugging Face directory")->required();
   return {inspect_app, [inspect] {
     return inspect_command(*inspect);
   }};

@@ -17,7 +17,7 @@
 #include "gpu/nvml.hpp"
 #include "host/host_cpu.hpp"
 #include "pipeline/pipeline_text.hpp"
-#include "util/sha256.hpp"
+#include "util/model_path.hpp"
 
 namespace lpx::host {
 namespace {
@@ -106,16 +106,14 @@ core::Expected<std::string> run_record_json(const core::Pipeline& pipeline, cons
     if (section.slot != "model" && section.slot != "models") continue;
     const auto& values = section.core_options.values;
     const std::string path = std::get<std::string>(values.at("path"));
-    auto sha256 = core::sha256_file(path);
+    auto sha256 = core::model_sha256(path);
     if (!sha256) return core::unexpected(sha256.error());
     const auto name = values.find("name");
-    std::error_code ec;
-    const auto bytes = std::filesystem::file_size(path, ec);
     models.push_back(json::object{
         {"name", name != values.end() ? std::get<std::string>(name->second)
                                       : std::filesystem::path(path).stem().string()},
         {"path", path},
-        {"bytes", ec ? 0 : bytes},
+        {"bytes", core::model_bytes(path)},
         {"sha256", *sha256}});
   }
   json::object record{{"lpx", json::object{{"version", build.version}, {"commit", build.commit}}},

@@ -28,7 +28,7 @@ lpx_value_type to_lpx(ValueType type) {
 
 class GgufModel final : public lpx::Model {
  public:
-  GgufModel(lpx::gguf::MappedFile mapping, GgufFile file)
+  GgufModel(lpx::formats::MappedFile mapping, GgufFile file)
       : mapping_(std::move(mapping)), file_(std::move(file)) {
     // Tensor names are not NUL-terminated in the file: keep terminated copies for the views.
     names_.reserve(file_.tensors.size());
@@ -91,7 +91,7 @@ class GgufModel final : public lpx::Model {
     return out;
   }
 
-  lpx::gguf::MappedFile mapping_;
+  lpx::formats::MappedFile mapping_;
   GgufFile file_;
   std::vector<std::string> names_;
 };
@@ -105,7 +105,7 @@ class GgufFormat final : public lpx::ModelFormat {
   }
 
   std::unique_ptr<lpx::Model> open(const char* path) override {
-    auto mapping = lpx::gguf::MappedFile::open(path);
+    auto mapping = lpx::formats::MappedFile::open(path);
     if (!mapping) throw lpx::Error(LPX_ERR_IO, mapping.error());
     auto file = lpx::gguf::parse_gguf(mapping->data(), mapping->size());
     if (!file) throw lpx::Error(LPX_ERR_INVALID_ARGUMENT, file.error());

@@ -47,11 +47,13 @@
  *   2.5  several models per pipeline: the run context's models table (lpx/models.h) leases
  *        each model's engine, loading it when needed; and a JSON record of the run
  *        (lpx_run_context.run_record_json)
+ *   2.6  model formats may read directories (a Hugging Face model): the optional
+ *        lpx_model_format_api.probe_path
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 5
+#define LPX_ABI_MINOR 6
 
 #endif

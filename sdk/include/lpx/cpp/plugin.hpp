@@ -90,6 +90,8 @@ class ModelFormat : public Instance {
  public:
   // 0 (not this format) to 100 (certain), from the first bytes of a file.
   virtual std::int32_t probe(const std::uint8_t* head, std::size_t length) const noexcept = 0;
+  // 0 to 100 from a path, file or directory (formats whose model is a directory override it).
+  virtual std::int32_t probe_path(const char* /*path*/) const noexcept { return 0; }
   // Opens and fully validates `path`; throws lpx::Error with the reason.
   virtual std::unique_ptr<Model> open(const char* path) = 0;
 };
@@ -245,6 +247,9 @@ inline std::int32_t format_probe(lpx_instance* instance, const std::uint8_t* hea
                                  size_t length) noexcept {
   return self<ModelFormat>(instance).probe(head, length);
 }
+inline std::int32_t format_probe_path(lpx_instance* instance, const char* path) noexcept {
+  return self<ModelFormat>(instance).probe_path(path);
+}
 inline lpx_status* format_open(lpx_instance* instance, const char* path,
                                lpx_model** out_model) noexcept {
   return guard([&] {
@@ -275,7 +280,7 @@ inline lpx_status* format_tensor_at(const lpx_model* model, std::uint64_t index,
 inline constexpr lpx_model_format_api kModelFormatApi{
     sizeof(lpx_model_format_api), &format_probe,           &format_open,
     &format_close,                &format_metadata_find,   &format_metadata_array_at,
-    &format_tensor_count,         &format_tensor_at};
+    &format_tensor_count,         &format_tensor_at,       &format_probe_path};
 
 // Quantization-backend trampolines.
 inline std::int32_t backend_supports_type(lpx_instance* instance, std::int32_t type) noexcept {

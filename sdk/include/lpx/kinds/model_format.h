@@ -1,5 +1,7 @@
 /* Model-format plugins: open a model file and expose its metadata and tensors.
  *
+ * A model is one file or, for formats that say so through probe_path, a directory.
+ *
  * Metadata keys follow the GGUF naming conventions ("general.architecture", "llama.block_count",
  * "tokenizer.ggml.tokens", "tokenizer.chat_template"); a plugin for another format maps its own
  * fields onto them, so the core interprets one vocabulary of keys.
@@ -62,6 +64,12 @@ typedef struct lpx_model_format_api {
   /* Required. Tensors, by index in file order. */
   uint64_t (*tensor_count)(const lpx_model* model);
   lpx_status* (*tensor_at)(const lpx_model* model, uint64_t index, lpx_tensor_view* out_view);
+
+  /* since 2.6. Optional (NULL: the plugin reads single files, recognised by `probe`). How
+   * confident the plugin is that `path` (UTF-8: a file or a directory) holds its model, 0..100.
+   * The host asks it about every path, and it is the only probe a directory gets (a Hugging Face
+   * model is a directory). It may look at the file system; it keeps nothing. */
+  int32_t (*probe_path)(lpx_instance* instance, const char* path);
 } lpx_model_format_api;
 
 #ifdef __cplusplus

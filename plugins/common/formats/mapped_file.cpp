@@ -9,30 +9,30 @@
 #include <cstring>
 #include <utility>
 
-namespace lpx::gguf {
+namespace lpx::formats {
 
-Expected<MappedFile> MappedFile::open(const std::string& path) {
+tl::expected<MappedFile, std::string> MappedFile::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unexpected(std::string("cannot open: ") + std::strerror(errno));
+  if (fd < 0) return tl::make_unexpected(std::string("cannot open: ") + std::strerror(errno));
   struct stat info {};
   if (fstat(fd, &info) != 0) {
     const int error = errno;
     ::close(fd);
-    return unexpected(std::string("cannot stat: ") + std::strerror(error));
+    return tl::make_unexpected(std::string("cannot stat: ") + std::strerror(error));
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return unexpected(std::string("not a regular file"));
+    return tl::make_unexpected(std::string("not a regular file"));
   }
   if (info.st_size == 0) {
     ::close(fd);
-    return unexpected(std::string("empty file"));
+    return tl::make_unexpected(std::string("empty file"));
   }
   const auto size = static_cast<std::uint64_t>(info.st_size);
   void* data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int error = errno;
   ::close(fd);  // the mapping keeps the file alive
-  if (data == MAP_FAILED) return unexpected(std::string("cannot map: ") + std::strerror(error));
+  if (data == MAP_FAILED) return tl::make_unexpected(std::string("cannot map: ") + std::strerror(error));
   return MappedFile(static_cast<const std::uint8_t*>(data), size);
 }
 
@@ -52,4 +52,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) munmap(const_cast<std::uint8_t*>(data_), size_);
 }
 
-}  // namespace lpx::gguf
+}  // namespace lpx::formats

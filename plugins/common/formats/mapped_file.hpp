@@ -1,17 +1,18 @@
 // A read-only memory mapping of a whole file: model weights are used in place, never copied.
+// Shared by the model-format plugins.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "gguf_expected.hpp"
+#include <tl/expected.hpp>
 
-namespace lpx::gguf {
+namespace lpx::formats {
 
 class MappedFile {
  public:
   // Maps `path` read-only. Errors name the path and the system's reason.
-  static Expected<MappedFile> open(const std::string& path);
+  static tl::expected<MappedFile, std::string> open(const std::string& path);
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
   MappedFile(const MappedFile&) = delete;
@@ -27,4 +28,4 @@ class MappedFile {
   std::uint64_t size_ = 0;
 };
 
-}  // namespace lpx::gguf
+}  // namespace lpx::formats

@@ -1,0 +1,182 @@
+// Opening Hugging Face directories through the safetensors plugin: what a good one looks like to
+// the core, and a clean refusal, naming the file and the fault, for each broken one. The broken
+// directories are copies of tests/fixtures/hf/llama with one file changed.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/engine_test_support.hpp"
+#include "model/model_file.hpp"
+#include "safetensors/safetensors_bytes.hpp"
+
+namespace lpx::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fixture(const std::string& family) {
+  return fs::path(LPX_SOURCE_DIR) / "tests/fixtures/hf" / family;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("'" + from + "' is not in the fixture");
+  return text.replace(at, from.size(), to);
+}
+
+class HfDirectory : public ::testing::Test {
+ protected:
+  // A copy of the llama fixture with `changes` (file name -> new content; "" removes the file).
+  fs::path variant(const std::string& name, const std::map<std::string, std::string>& changes) {
+    const fs::path dir = fs::path(LPX_BINARY_DIR) / "test-work" / ("hf-" + name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    for (const auto& entry : fs::directory_iterator(fixture("llama"))) {
+      fs::copy_file(entry.path(), dir / entry.path().filename());
+    }
+    for (const auto& [file, content] : changes) {
+      if (content.empty()) {
+        fs::remove(dir / file);
+      } else {
+        write_directory_file(dir / file, content);
+      }
+    }
+    return dir;
+  }
+
+  static void write_directory_file(const fs::path& path, const std::string& content) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << content;
+  }
+
+  std::string refusal(const fs::path& dir) {
+    auto file = core::ModelFile::open(dir.string(), host_.registry());
+    if (file) return "(opened)";
+    return file.error().message;
+  }
+
+  TestHost host_;
+};
+
+TEST_F(HfDirectory, OpensAsGgufNamedMetadataAndTensors) {
+  auto file = core::ModelFile::open(fixture("llama").string() + "/", host_.registry());
+  ASSERT_TRUE(file) << file.error();
+  const core::ModelFile& f = **file;
+  EXPECT_EQ(f.format_name(), "safetensors");
+  EXPECT_EQ(*f.get_string("general.architecture"), "llama");
+  EXPECT_EQ(*f.get_string("general.name"), "llama");
+  EXPECT_EQ(*f.get_uint("llama.block_count"), 3u);
+  EXPECT_EQ(*f.get_uint("llama.attention.head_count_kv"), 2u);
+  EXPECT_EQ(*f.get_string("tokenizer.ggml.model"), "gpt2");
+  EXPECT_TRUE(f.has("tokenizer.chat_template"));
+  const lpx_tensor_view* q = f.find_tensor("blk.0.attn_q.weight");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->type, LPX_TENSOR_BF16);
+  EXPECT_EQ(q->dims[0], 64);  // GGUF order: the contiguous (input) dimension first
+  EXPECT_EQ(q->dims[1], 64);
+  const lpx_tensor_view* norm = f.find_tensor("blk.0.attn_norm.weight");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_EQ(norm->type, LPX_TENSOR_F32);  // 1-D tensors become f32, as in GGUF files
+  EXPECT_EQ(f.find_tensor("model.layers.0.self_attn.q_proj.weight"), nullptr);
+}
+
+TEST_F(HfDirectory, OpensThroughOneOfItsSafetensorsFiles) {
+  auto file = core::ModelFile::open((fixture("llama3-sharded") / "model-00002-of-00005.safetensors").string(),
+                                    host_.registry());
+  ASSERT_TRUE(file) << file.error();
+  EXPECT_EQ(file.value()->tensors().size(), 29u);  // every shard's, through the index
+}
+
+TEST_F(HfDirectory, GemmaNormsGainTheirOne) {
+  auto file = core::ModelFile::open(fixture("gemma3").string(), host_.registry());
+  ASSERT_TRUE(file) << file.error();
+  const lpx_tensor_view* norm = file.value()->find_tensor("output_norm.weight");
+  ASSERT_NE(norm, nullptr);
+  ASSERT_EQ(norm->type, LPX_TENSOR_F32);
+  // The fixture's norms are 0.2 * N(0, 1) around 0 (Gemma's convention): plus one, near 1.
+  double mean = 0;
+  for (int k = 0; k < 64; ++k) mean += double{static_cast<const float*>(norm->data)[k]};
+  EXPECT_NEAR(mean / 64, 1.0, 0.15);
+}
+
+TEST_F(HfDirectory, RefusesEachBrokenDirectoryNamingTheFault) {
+  const std::string config = read_text(fixture("llama") / "config.json");
+  const std::string tokenizer = read_text(fixture("llama") / "tokenizer.json");
+  const std::string tokenizer_config = read_text(fixture("llama") / "tokenizer_config.json");
+  const std::string index = read_text(fixture("llama3-sharded") / "model.safetensors.index.json");
+  const std::string tensor = R"("dtype":"BF16","shape":[64],"data_offsets":[0,128]})";
+  struct Case {
+    const char* name;
+    std::map<std::string, std::string> changes;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"no-config", {{"config.json", ""}}, "not a model directory any format plugin recognises"},
+      {"config-not-json", {{"config.json", "{\"model_type\": "}}, "config.json: not valid JSON"},
+      {"unknown-family", {{"config.json", replaced(config, "\"llama\"", "\"bert\"")}},
+       "config.json: model_type 'bert' is not an architecture LPX runs"},
+      {"mistyped-field", {{"config.json", replaced(config, "\"hidden_size\": 64", "\"hidden_size\": \"64\"")}},
+       "config.json: 'hidden_size' should be a positive integer"},
+      {"heads-do-not-divide", {{"config.json", replaced(config, "\"num_attention_heads\": 4", "\"num_attention_heads\": 5")}},
+       "rows do not split into 5 heads"},
+      {"no-weights", {{"model.safetensors", ""}}, "not a model directory"},
+      {"shard-outside", {{"model.safetensors.index.json", replaced(index, "\"model-00001-of-00005.safetensors\"", "\"../x.safetensors\"")}},
+       "is not a file name in the model's directory"},
+      {"unknown-tensor", {{"model.safetensors", as_text(safetensors_bytes(R"({"model.vision.w":{)" + tensor + "}", 128))}},
+       "model.safetensors: tensor 'model.vision.w' is not a tensor of a llama model"},
+      {"integer-weights",
+       {{"model.safetensors", as_text(safetensors_bytes(R"({"model.norm.weight":{"dtype":"I64","shape":[16],"data_offsets":[0,128]}})", 128))}},
+       "is I64; LPX reads F32, F16 and BF16 weights"},
+      {"five-dims",
+       {{"model.safetensors", as_text(safetensors_bytes(R"({"model.norm.weight":{"dtype":"BF16","shape":[2,2,2,2,4],"data_offsets":[0,128]}})", 128))}},
+       "has 5 dimensions"},
+      {"broken-header", {{"model.safetensors", as_text(safetensors_bytes(R"({"a":1})", 0))}},
+       "model.safetensors: tensor 'a': should be an object"},
+      {"unigram", {{"tokenizer.json", replaced(tokenizer, "\"type\": \"BPE\"", "\"type\": \"Unigram\"")}},
+       "tokenizer.json: model type 'Unigram' is not supported"},
+      {"removed-split",
+       {{"tokenizer.json", replaced(tokenizer, "\"type\": \"Digits\"", "\"type\": \"Split\", \"behavior\": \"Removed\", \"pattern\": {\"String\": \" \"}")}},
+       "only Split with behavior Isolated"},
+      {"eos-not-a-token", {{"tokenizer_config.json", replaced(tokenizer_config, "<|im_end|>", "<|nothing|>")}},
+       "tokenizer_config.json: eos_token \"<|nothing|>\" is not a token"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = refusal(variant(c.name, c.changes));
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << c.name << ": '" << error << "' does not say '" << c.expected << "'";
+  }
+}
+
+TEST_F(HfDirectory, RefusesAnIndexThatDisagreesWithItsShards) {
+  const fs::path dir = fs::path(LPX_BINARY_DIR) / "test-work" / "hf-index";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(fixture("llama3-sharded"))) {
+    fs::copy_file(entry.path(), dir / entry.path().filename());
+  }
+  const std::string index = read_text(dir / "model.safetensors.index.json");
+  {
+    std::ofstream out(dir / "model.safetensors.index.json", std::ios::trunc);
+    out << replaced(index, "\"weight_map\": {", "\"weight_map\": {\"model.extra.weight\": \"model-00001-of-00005.safetensors\",");
+  }
+  EXPECT_NE(refusal(dir).find("model.safetensors.index.json: names 30 tensors, the shards hold 29"),
+            std::string::npos) << refusal(dir);
+  {
+    std::ofstream out(dir / "model.safetensors.index.json", std::ios::trunc);
+    out << replaced(index, "\"model.norm.weight\": \"model-00005-of-00005.safetensors\"",
+                    "\"model.norm.weight\": \"model-00001-of-00005.safetensors\"");
+  }
+  EXPECT_NE(refusal(dir).find("tensor 'model.norm.weight' is not listed in model.safetensors.index.json"),
+            std::string::npos) << refusal(dir);
+}
+
+}  // namespace
+}  // namespace lpx::test
