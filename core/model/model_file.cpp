@@ -178,6 +178,22 @@ Expected<lpx_metadata_value> ModelFile::array_element(const std::string& key,
   return value;
 }
 
+Expected<std::vector<std::string>> ModelFile::metadata_keys() const {
+  if (api_->metadata_count == nullptr || api_->metadata_key_at == nullptr) {
+    return unsupported(path_ + ": the '" + format_name() + "' plugin cannot list its metadata");
+  }
+  std::vector<std::string> keys;
+  const std::uint64_t count = api_->metadata_count(model_);
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const char* key = nullptr;
+    if (lpx_status* status = api_->metadata_key_at(model_, k, &key)) {
+      return unexpected(take_status(status).with_context(path_));
+    }
+    keys.emplace_back(key);
+  }
+  return keys;
+}
+
 const lpx_tensor_view* ModelFile::find_tensor(const std::string& name) const {
   auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

@@ -46,6 +46,10 @@ class ModelFile {
   Expected<lpx_metadata_value> get_array(const std::string& key) const;
   Expected<lpx_metadata_value> array_element(const std::string& key, std::uint64_t index) const;
 
+  // Every metadata key in the file's order; an error when the format plugin cannot list them
+  // (it predates ABI 2.6, or chose not to).
+  Expected<std::vector<std::string>> metadata_keys() const;
+
   // --- tensors ---
   const std::vector<lpx_tensor_view>& tensors() const noexcept { return tensors_; }
   const lpx_tensor_view* find_tensor(const std::string& name) const;

@@ -56,9 +56,9 @@ inline constexpr Layout kLayouts[] = {
     {5, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, tensor_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
-    // 2.6: model formats gain probe_path
+    // 2.6: model formats gain probe_path, metadata_count and metadata_key_at
     {6, LPX_END_OF(lpx_plugin_descriptor, validate_options),
-     LPX_END_OF(lpx_model_format_api, probe_path), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_model_format_api, metadata_key_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
 };
 
@@ -115,7 +115,8 @@ constexpr std::size_t entry_index(std::size_t offset) {
 }
 static_assert(entry_index(offsetof(lpx_model_format_api, tensor_at)) == 6,
               "the 2.0 model-format table cannot change");
-static_assert(entry_index(offsetof(lpx_model_format_api, probe_path)) == 7,
+static_assert(entry_index(offsetof(lpx_model_format_api, probe_path)) == 7 &&
+                  entry_index(offsetof(lpx_model_format_api, metadata_key_at)) == 9,
               "the 2.6 model-format table cannot change");
 static_assert(entry_index(offsetof(lpx_quant_backend_api, attention)) == 8 &&
                   entry_index(offsetof(lpx_quant_backend_api, model_features)) == 9 &&

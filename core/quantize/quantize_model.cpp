@@ -11,7 +11,7 @@
 
 #include "lpx/cpp/tensor_types.hpp"
 #include "quantize/gguf_layout.hpp"
-#include "reference/dequantize.hpp"
+#include "quantize/convert_rows.hpp"
 #include "reference/quantize_weights.hpp"
 
 namespace lpx::core {
@@ -39,18 +39,6 @@ std::uint64_t aligned(std::uint64_t n, std::uint64_t alignment) { return (n + al
 bool is_float(lpx_tensor_type t) { return t == LPX_TENSOR_F32 || t == LPX_TENSOR_F16 || t == LPX_TENSOR_BF16; }
 
 std::string type_name(lpx_tensor_type t) { return tensor_type_traits(t)->name; }
-
-// Runs fn(first, count) over [0, n) in up to `threads` contiguous parts.
-template <class Fn>
-void in_parallel(std::uint64_t n, unsigned threads, Fn fn) {
-  const std::uint64_t parts = std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n));
-  std::vector<std::thread> workers;
-  for (std::uint64_t p = 1; p < parts; ++p) {
-    workers.emplace_back([&, p] { fn(n * p / parts, n * (p + 1) / parts - n * p / parts); });
-  }
-  fn(0, n / parts);
-  for (std::thread& w : workers) w.join();
-}
 
 }  // namespace
 
@@ -168,15 +156,14 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
   } cleanup{partial};
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
 
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = std::min(options.threads != 0 ? options.threads : cores, 4 * cores);
+  const unsigned threads = conversion_threads(options.threads);
   QuantizeSummary summary;
   summary.tensors = plan.size();
   QuantizeProgress progress;
   progress.tensors = plan.size();
   progress.bytes_total = total;
   std::vector<char> source;
-  std::vector<float> values;
+  ConvertScratch scratch;
   std::vector<std::uint8_t> converted;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlannedTensor& p = plan[i];
@@ -199,33 +186,9 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
       if (p.type == from) {
         out.write(source.data(), static_cast<std::streamsize>(source.size()));
       } else {
-        values.resize(n * columns);
         converted.resize(n * out_row);
-        std::atomic<bool> ok{true};
-        std::atomic<bool> finite{true}, representable{true};
-        in_parallel(n, threads, [&](std::uint64_t r0, std::uint64_t rows_here) {
-          for (std::uint64_t r = r0; r < r0 + rows_here; ++r) {
-            if (kernels::reference::dequantize_row(from, source.data() + r * in_row, columns, values.data() + r * columns) !=
-                kernels::reference::DequantizeStatus::ok) {
-              ok = false;
-            }
-          }
-          const float* v = values.data() + r0 * columns;
-          if (!std::all_of(v, v + rows_here * columns, [](float x) { return std::isfinite(x); })) finite = false;
-          std::uint8_t* q = converted.data() + r0 * out_row;
-          kernels::reference::quantize_weight_rows(p.type, v, static_cast<std::int64_t>(rows_here),
-                                                   static_cast<std::int64_t>(columns), q);
-          if (!kernels::reference::quantized_rows_finite(p.type, q, static_cast<std::int64_t>(rows_here),
-                                                         static_cast<std::int64_t>(columns))) {
-            representable = false;
-          }
-        });
-        if (!ok) return internal_error("tensor '" + t.name + "': cannot decode " + type_name(from));
-        if (!finite) return invalid_argument(input + ": tensor '" + t.name + "' holds NaN or infinite weights");
-        if (!representable) {
-          return invalid_argument(input + ": tensor '" + t.name + "' has weights too large for " + type_name(p.type) +
-                                  " (its scales overflow f16)");
-        }
+        auto done = convert_rows(from, source.data(), p.type, converted.data(), n, columns, threads, t.name, scratch);
+        if (!done) return unexpected(std::move(done).error().with_context(input));
         out.write(reinterpret_cast<const char*>(converted.data()), static_cast<std::streamsize>(converted.size()));
       }
       progress.bytes_done += n * out_row;

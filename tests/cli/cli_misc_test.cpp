@@ -50,6 +50,34 @@ TEST(CliMisc, QuantizeNamesTheTypesItTakesAndReportsWhatItWrote) {
   EXPECT_TRUE(std::filesystem::exists(out));
 }
 
+TEST(CliMisc, ConvertWritesAHuggingFaceDirectoryAsGguf) {
+  const std::string hf = std::string(LPX_SOURCE_DIR) + "/tests/fixtures/hf/qwen2";
+  TempDir dir;
+  const std::string out = (dir / "qwen2.gguf").string();
+  CommandResult ok = run_lpx({"convert", hf, "-o", out});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.err.find(out + ": from safetensors (types kept), 39 tensors (0 converted)"), std::string::npos) << ok.err;
+  CommandResult inspect = run_lpx({"inspect", out});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("architecture:   qwen2: 3 layers"), std::string::npos) << inspect.out;
+
+  const std::string q8 = (dir / "qwen2-q8_0.gguf").string();
+  CommandResult quantized = run_lpx({"convert", hf, "-o", q8, "--type", "Q8_0"});
+  ASSERT_EQ(quantized.exit_code, 0) << quantized.err;
+  EXPECT_NE(quantized.err.find("(Q8_0), 39 tensors (23 converted)"), std::string::npos) << quantized.err;
+  // Quantized input is converted again only when asked.
+  CommandResult again = run_lpx({"convert", q8, "-o", (dir / "again.gguf").string(), "--type", "Q4_0"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("is quantized already"), std::string::npos) << again.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "again.gguf"));
+
+  EXPECT_EQ(run_lpx({"convert", hf, "-o", out, "--pure"}).exit_code, 2);
+  EXPECT_EQ(run_lpx({"convert", hf, "-o", out, "--type", "Q3_K"}).exit_code, 2);
+  CommandResult missing = run_lpx({"convert", (dir / "nothing").string(), "-o", out});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no such file"), std::string::npos) << missing.err;
+}
+
 TEST(CliMisc, WritesJsonLogLinesToAFile) {
   TempDir dir;
   const auto pipeline = dir / "p.toml";

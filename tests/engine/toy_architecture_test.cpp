@@ -24,7 +24,7 @@
 #include "model/model_validation.hpp"
 #include "model/tensor_lookup.hpp"
 #include "support/test_support.hpp"
-#include "synth/gguf_writer.hpp"
+#include "quantize/gguf_writer.hpp"
 
 namespace lpx::test {
 namespace {
@@ -187,7 +187,7 @@ ToyWeights make_weights() {
 
 void write_toy(const std::string& path, const ToyWeights& w, bool with_window_key = true,
                bool window_every_layer = false) {
-  core::synth::GgufWriter g;
+  core::GgufWriter g;
   g.add_string("general.architecture", "toy");
   g.add_u32("toy.block_count", kLayers);
   g.add_u32("toy.embedding_length", kEmbd);

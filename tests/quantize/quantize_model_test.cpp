@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_support.hpp"
-#include "synth/gguf_writer.hpp"
+#include "quantize/gguf_writer.hpp"
 #include "util/sha256.hpp"
 #include "support/test_support.hpp"
 
@@ -112,7 +112,7 @@ TEST(QuantizeModel, BadInputsAreClearErrorsAndLeaveNothing) {
 std::string small_model(const std::filesystem::path& dir, const std::string& name, float value,
                         bool with_block_count = true, const std::string& arch = "llama",
                         std::uint32_t split_count = 0) {
-  synth::GgufWriter w;
+  core::GgufWriter w;
   w.add_string("general.architecture", arch);
   if (with_block_count) w.add_u32(arch + ".block_count", 1);
   if (split_count != 0) w.add_u32("split.count", split_count);

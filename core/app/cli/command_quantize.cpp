@@ -1,7 +1,5 @@
 // `lpx-pipeline quantize IN.gguf OUT.gguf --type TYPE`: the file llama-quantize writes for the
 // same type name, with a progress bar on stderr (core/quantize/quantize_model.hpp).
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -9,8 +7,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/signal_watcher.hpp"
-#include "lpx/cpp/tensor_types.hpp"
 #include "quantize/quantize_model.hpp"
 
 namespace lpx::cli {
@@ -21,32 +19,6 @@ struct QuantizeArguments {
   bool pure = false;
   bool allow_requantize = false;
   unsigned threads = 0;
-};
-
-// One line redrawn in place on a terminal; elsewhere a line per tenth of the way.
-class ProgressBar {
- public:
-  void show(const core::QuantizeProgress& p) {
-    const double share = p.bytes_total ? static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 1.0;
-    if (!terminal_) {
-      const int tenth = static_cast<int>(share * 10);
-      if (tenth <= last_tenth_) return;
-      last_tenth_ = tenth;
-    }
-    const int filled = static_cast<int>(share * 30);
-    std::fprintf(stderr, "%s[%-30s] %3d%%  %zu/%zu  %-32s %s -> %s%s", terminal_ ? "\r" : "",
-                 std::string(static_cast<std::size_t>(filled), '#').c_str(), static_cast<int>(share * 100),
-                 p.tensor, p.tensors, p.name->c_str(), tensor_type_traits(p.from)->name,
-                 tensor_type_traits(p.to)->name, terminal_ ? "\033[K" : "\n");
-    std::fflush(stderr);
-  }
-  void done() const {
-    if (terminal_) std::fputc('\n', stderr);
-  }
-
- private:
-  bool terminal_ = isatty(STDERR_FILENO) != 0;
-  int last_tenth_ = -1;
 };
 
 int quantize_command(const QuantizeArguments& a) {

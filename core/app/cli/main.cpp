@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       cli::add_inspect_command(app), cli::add_tokenize_command(app),
       cli::add_doctor_command(app),  cli::add_perplexity_command(app),
       cli::add_quantize_command(app),
+      cli::add_convert_command(app),
   };
 
   try {

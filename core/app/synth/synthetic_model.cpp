@@ -10,7 +10,7 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "synth/gguf_writer.hpp"
+#include "quantize/gguf_writer.hpp"
 #include "synth/random_blocks.hpp"
 #include "synth/synthetic_vocabulary.hpp"
 

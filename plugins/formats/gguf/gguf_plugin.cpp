@@ -33,7 +33,13 @@ class GgufModel final : public lpx::Model {
     // Tensor names are not NUL-terminated in the file: keep terminated copies for the views.
     names_.reserve(file_.tensors.size());
     for (const lpx::gguf::Tensor& t : file_.tensors) names_.emplace_back(t.name);
+    // Keys are not NUL-terminated either.
+    keys_.reserve(file_.metadata.size());
+    for (const auto& entry : file_.metadata) keys_.emplace_back(entry.first);
+    for (const std::string& key : keys_) key_pointers_.push_back(key.c_str());
   }
+
+  const std::vector<const char*>& metadata_keys() const override { return key_pointers_; }
 
   std::optional<lpx_metadata_value> find(const char* key) const override {
     const lpx::gguf::Value* value = file_.find(key);
@@ -94,6 +100,8 @@ class GgufModel final : public lpx::Model {
   lpx::formats::MappedFile mapping_;
   GgufFile file_;
   std::vector<std::string> names_;
+  std::vector<std::string> keys_;
+  std::vector<const char*> key_pointers_;
 };
 
 class GgufFormat final : public lpx::ModelFormat {

@@ -54,6 +54,13 @@ void MetadataTable::set_ints(const std::string& key, std::vector<std::int64_t> v
   values_[key] = std::move(v);
 }
 
+std::vector<const char*> MetadataTable::keys() const {
+  std::vector<const char*> out;
+  out.reserve(values_.size());
+  for (const auto& entry : values_) out.push_back(entry.first.c_str());
+  return out;
+}
+
 std::optional<lpx_metadata_value> MetadataTable::find(const std::string& key) const {
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;

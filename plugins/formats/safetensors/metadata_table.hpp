@@ -28,6 +28,8 @@ class MetadataTable {
   // Element `index` of the array under `key`; nullopt when there is no such key or element.
   std::optional<lpx_metadata_value> element(const std::string& key, std::uint64_t index) const;
   std::size_t size() const noexcept { return values_.size(); }
+  // Every key, sorted; the strings live as long as the table is not changed.
+  std::vector<const char*> keys() const;
 
  private:
   struct Value {

@@ -11,7 +11,10 @@ using lpx::safetensors::HfModelDir;
 
 class SafetensorsModel final : public lpx::Model {
  public:
-  explicit SafetensorsModel(std::unique_ptr<HfModelDir> dir) : dir_(std::move(dir)) {}
+  explicit SafetensorsModel(std::unique_ptr<HfModelDir> dir)
+      : dir_(std::move(dir)), keys_(dir_->metadata().keys()) {}
+
+  const std::vector<const char*>& metadata_keys() const override { return keys_; }
 
   std::optional<lpx_metadata_value> find(const char* key) const override {
     return dir_->metadata().find(key);
@@ -37,6 +40,7 @@ class SafetensorsModel final : public lpx::Model {
 
  private:
   std::unique_ptr<HfModelDir> dir_;
+  std::vector<const char*> keys_;
 };
 
 class SafetensorsFormat final : public lpx::ModelFormat {

@@ -48,7 +48,8 @@
  *        each model's engine, loading it when needed; and a JSON record of the run
  *        (lpx_run_context.run_record_json)
  *   2.6  model formats may read directories (a Hugging Face model): the optional
- *        lpx_model_format_api.probe_path
+ *        lpx_model_format_api.probe_path; and list their metadata keys (metadata_count,
+ *        metadata_key_at)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "lpx/cpp/host.hpp"
 #include "lpx/cpp/options.hpp"
@@ -84,6 +85,12 @@ class Model {
   virtual std::uint64_t tensor_count() const noexcept = 0;
   // Tensor `index` in file order; throws lpx::Error when out of range.
   virtual lpx_tensor_view tensor(std::uint64_t index) const = 0;
+  // Every metadata key in file order; the strings live as long as the model. The default lists
+  // none (the host then cannot convert the model).
+  virtual const std::vector<const char*>& metadata_keys() const {
+    static const std::vector<const char*> kNone;
+    return kNone;
+  }
 };
 
 class ModelFormat : public Instance {
@@ -277,10 +284,26 @@ inline lpx_status* format_tensor_at(const lpx_model* model, std::uint64_t index,
                                     lpx_tensor_view* out_view) noexcept {
   return guard([&] { *out_view = model_of(model).tensor(index); });
 }
+inline std::uint64_t format_metadata_count(const lpx_model* model) noexcept {
+  try {
+    return model_of(model).metadata_keys().size();
+  } catch (...) {
+    return 0;
+  }
+}
+inline lpx_status* format_metadata_key_at(const lpx_model* model, std::uint64_t index,
+                                          const char** out_key) noexcept {
+  return guard([&] {
+    const auto& keys = model_of(model).metadata_keys();
+    if (index >= keys.size()) throw Error(LPX_ERR_INVALID_ARGUMENT, "no metadata key " + std::to_string(index));
+    *out_key = keys[index];
+  });
+}
 inline constexpr lpx_model_format_api kModelFormatApi{
     sizeof(lpx_model_format_api), &format_probe,           &format_open,
     &format_close,                &format_metadata_find,   &format_metadata_array_at,
-    &format_tensor_count,         &format_tensor_at,       &format_probe_path};
+    &format_tensor_count,         &format_tensor_at,       &format_probe_path,
+    &format_metadata_count,       &format_metadata_key_at};
 
 // Quantization-backend trampolines.
 inline std::int32_t backend_supports_type(lpx_instance* instance, std::int32_t type) noexcept {

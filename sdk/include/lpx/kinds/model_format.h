@@ -70,6 +70,12 @@ typedef struct lpx_model_format_api {
    * The host asks it about every path, and it is the only probe a directory gets (a Hugging Face
    * model is a directory). It may look at the file system; it keeps nothing. */
   int32_t (*probe_path)(lpx_instance* instance, const char* path);
+  /* since 2.6. Optional, both or neither (NULL: the metadata can be looked up, not listed, and
+   * `lpx-pipeline convert` refuses the model). How many metadata keys the model has, and the
+   * key at `index` (0 <= index < count; UTF-8, NUL-terminated, owned by the model until close),
+   * in the order the file gives them. */
+  uint64_t (*metadata_count)(const lpx_model* model);
+  lpx_status* (*metadata_key_at)(const lpx_model* model, uint64_t index, const char** out_key);
 } lpx_model_format_api;
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 // Writes a GGUF file (version 3) front to back without holding tensor data in memory: metadata
 // and tensor descriptions first, then each tensor's bytes from a callback, so multi-gigabyte
-// synthetic models stream straight to disk.
+// models stream straight to disk (synth, convert).
 #pragma once
 
 #include <cstdint>
@@ -10,14 +10,21 @@
 
 #include "util/expected.hpp"
 
-namespace lpx::core::synth {
+namespace lpx::core {
 
 class GgufWriter {
  public:
   // Fills `out` (already sized) with the bytes of rows [first_row, first_row + n_rows).
   using RowSource = std::function<void(std::uint64_t first_row, std::uint64_t n_rows, std::uint8_t* out)>;
+  // The same for a source that may fail (a conversion): its error ends write(), which then
+  // leaves no file behind.
+  using CheckedRowSource =
+      std::function<Expected<bool>(std::uint64_t first_row, std::uint64_t n_rows, std::uint8_t* out)>;
 
   void add_u32(const std::string& key, std::uint32_t value);
+  void add_u64(const std::string& key, std::uint64_t value);
+  void add_i32(const std::string& key, std::int32_t value);
+  void add_i64(const std::string& key, std::int64_t value);
   void add_f32(const std::string& key, float value);
   void add_bool(const std::string& key, bool value);
   void add_string(const std::string& key, const std::string& value);
@@ -29,8 +36,12 @@ class GgufWriter {
   // dims as in GGUF (dims[0] = elements per row); `row_bytes` the bytes of one row.
   void add_tensor(const std::string& name, std::uint32_t ggml_type, std::vector<std::uint64_t> dims,
                   std::uint64_t row_bytes, RowSource source);
+  void add_checked_tensor(const std::string& name, std::uint32_t ggml_type,
+                          std::vector<std::uint64_t> dims, std::uint64_t row_bytes,
+                          CheckedRowSource source);
 
-  // Writes everything to `path` (through `path.partial`, renamed when complete).
+  // Writes everything to `path` (through `path.partial`, renamed when complete; removed when
+  // anything fails).
   Expected<std::uint64_t> write(const std::string& path) const;  // bytes written
 
  private:
@@ -39,7 +50,7 @@ class GgufWriter {
     std::uint32_t type;
     std::vector<std::uint64_t> dims;
     std::uint64_t row_bytes;
-    RowSource source;
+    CheckedRowSource source;
     std::uint64_t rows() const;
   };
   template <class T>
@@ -50,4 +61,4 @@ class GgufWriter {
   std::vector<Tensor> tensors_;
 };
 
-}  // namespace lpx::core::synth
+}  // namespace lpx::core

@@ -1,15 +1,15 @@
-#include "synth/gguf_writer.hpp"
+#include "quantize/gguf_writer.hpp"
 
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 
-namespace lpx::core::synth {
+namespace lpx::core {
 namespace {
 
 constexpr std::uint64_t kAlignment = 32;
-enum : std::uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9 };
+enum : std::uint32_t { kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9, kU64 = 10, kI64 = 11 };
 
 void put(std::vector<std::uint8_t>& out, const void* data, std::size_t n) {
   const auto* p = static_cast<const std::uint8_t*>(data);
@@ -36,6 +36,27 @@ void GgufWriter::add_u32(const std::string& key, std::uint32_t value) {
   put_string(metadata_, key);
   put_u32(metadata_, kU32);
   put_u32(metadata_, value);
+  ++metadata_count_;
+}
+
+void GgufWriter::add_u64(const std::string& key, std::uint64_t value) {
+  put_string(metadata_, key);
+  put_u32(metadata_, kU64);
+  put_u64(metadata_, value);
+  ++metadata_count_;
+}
+
+void GgufWriter::add_i32(const std::string& key, std::int32_t value) {
+  put_string(metadata_, key);
+  put_u32(metadata_, kI32);
+  put(metadata_, &value, 4);
+  ++metadata_count_;
+}
+
+void GgufWriter::add_i64(const std::string& key, std::int64_t value) {
+  put_string(metadata_, key);
+  put_u32(metadata_, kI64);
+  put(metadata_, &value, 8);
   ++metadata_count_;
 }
 
@@ -91,6 +112,16 @@ void GgufWriter::add_f32s(const std::string& key, const std::vector<float>& valu
 
 void GgufWriter::add_tensor(const std::string& name, std::uint32_t ggml_type,
                             std::vector<std::uint64_t> dims, std::uint64_t row_bytes, RowSource source) {
+  add_checked_tensor(name, ggml_type, std::move(dims), row_bytes,
+             [source = std::move(source)](std::uint64_t first, std::uint64_t n, std::uint8_t* out) -> Expected<bool> {
+               source(first, n, out);
+               return true;
+             });
+}
+
+void GgufWriter::add_checked_tensor(const std::string& name, std::uint32_t ggml_type,
+                                    std::vector<std::uint64_t> dims, std::uint64_t row_bytes,
+                                    CheckedRowSource source) {
   tensors_.push_back({name, ggml_type, std::move(dims), row_bytes, std::move(source)});
 }
 
@@ -115,6 +146,14 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
   const std::string partial = path + ".partial";
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(partial.c_str(), "wb"), &std::fclose);
   if (!file) return io_error(partial + ": cannot create: " + std::strerror(errno));
+  struct RemoveUnlessKept {
+    const std::string& path;
+    bool keep = false;
+    ~RemoveUnlessKept() {
+      std::error_code ignored;
+      if (!keep) std::filesystem::remove(path, ignored);
+    }
+  } cleanup{partial};
   const auto write_bytes = [&](const std::uint8_t* data, std::size_t n) {
     return std::fwrite(data, 1, n, file.get()) == n;
   };
@@ -127,7 +166,7 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
     for (std::uint64_t r = 0; ok && r < rows; r += rows_per_chunk) {
       const std::uint64_t n = std::min(rows_per_chunk, rows - r);
       buffer.resize(n * t.row_bytes);
-      t.source(r, n, buffer.data());
+      if (auto filled = t.source(r, n, buffer.data()); !filled) return unexpected(filled.error());
       ok = write_bytes(buffer.data(), buffer.size());
       written += buffer.size();
     }
@@ -143,7 +182,8 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
   std::error_code ec;
   std::filesystem::rename(partial, path, ec);
   if (ec) return io_error(path + ": " + ec.message());
+  cleanup.keep = true;
   return written;
 }
 
-}  // namespace lpx::core::synth
+}  // namespace lpx::core
