@@ -1,10 +1,12 @@
 #include "engine/engine_builder.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <spdlog/spdlog.h>
 
 #include "model/builtin_chat_templates.hpp"
+#include "quantize/quantize_on_load.hpp"
 #include "tokenizer/vocabulary.hpp"
 #include "util/read_file.hpp"
 
@@ -49,6 +51,16 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
 }
 
 Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry) {
+  if (inputs.quantize) {
+    const auto started = std::chrono::steady_clock::now();
+    auto done = quantize_on_load(*inputs.file, *inputs.quantize);
+    if (!done) return unexpected(done.error());
+    spdlog::info("{}: quantized to {} as it loaded: {} of {} tensors, {:.1f} MiB -> {:.1f} MiB in {:.1f} s",
+                 inputs.file->path(), quant_mix_name(*inputs.quantize), done->converted, done->tensors,
+                 static_cast<double>(done->input_bytes) / (1 << 20),
+                 static_cast<double>(done->output_bytes) / (1 << 20),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   EngineParts parts;
   auto vocabulary = load_vocabulary(*inputs.file);
   if (!vocabulary) return unexpected(vocabulary.error().with_context(inputs.file->path()));
@@ -117,6 +129,9 @@ Expected<std::unique_ptr<Engine>> build_model_engine(const Pipeline& pipeline,
   inputs.file = std::move(*file);
   if (auto it = values.find("chat_template"); it != values.end()) {
     inputs.chat_template_path = std::get<std::string>(it->second);
+  }
+  if (auto it = values.find("quantize"); it != values.end()) {
+    inputs.quantize = parse_quant_mix(std::get<std::string>(it->second));  // a checked choice
   }
   const ResolvedOptions& o = model.core_options;
   inputs.config.context_size = static_cast<std::uint32_t>(int_option(o, "context_size", 0));

@@ -12,6 +12,7 @@
 #include "engine/engine.hpp"
 #include "engine/sampler_chain_factory.hpp"
 #include "model/model_file.hpp"
+#include "quantize/quantization_plan.hpp"
 #include "pipeline/pipeline.hpp"
 #include "plugin_host/plugin_registry.hpp"
 #include "util/expected.hpp"
@@ -20,6 +21,8 @@ namespace lpx::core {
 
 struct EngineInputs {
   std::unique_ptr<ModelFile> file;
+  // Quantize the model's F32/F16/BF16 tensors as it loads ([model] quantize, --quantize).
+  std::optional<QuantMix> quantize;
   std::optional<std::string> chat_template_path;  // replaces the model's template
   std::unique_ptr<ModelFile> draft_file;  // speculative decoding's draft model, if any
   std::shared_ptr<PluginInstance> backend;

@@ -47,8 +47,8 @@ const char* metadata_type_name(std::int32_t type) {
   return "unknown";
 }
 
-Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
-                                                     PluginRegistry& registry) {
+Expected<std::shared_ptr<PluginInstance>> detect_model_format(const std::string& path,
+                                                              PluginRegistry& registry) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return not_found(path + ": no such file");
   // A directory (a Hugging Face model) has no first bytes: only probe_path can claim it.
@@ -80,7 +80,14 @@ Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
                             " any format plugin recognises (formats: " +
                       (known.empty() ? "none installed" : known) + ")");
   }
-  return open_with(best, path);
+  return best;
+}
+
+Expected<std::unique_ptr<ModelFile>> ModelFile::open(const std::string& path,
+                                                     PluginRegistry& registry) {
+  auto format = detect_model_format(path, registry);
+  if (!format) return unexpected(format.error());
+  return open_with(std::move(*format), path);
 }
 
 Expected<std::unique_ptr<ModelFile>> ModelFile::open_with(std::shared_ptr<PluginInstance> format,
@@ -192,6 +199,14 @@ Expected<std::vector<std::string>> ModelFile::metadata_keys() const {
     keys.emplace_back(key);
   }
   return keys;
+}
+
+void ModelFile::replace_tensor(std::size_t index, lpx_tensor_type type, std::vector<std::uint8_t> bytes) {
+  lpx_tensor_view& view = tensors_.at(index);
+  replaced_.push_back(std::move(bytes));
+  view.type = type;
+  view.data = replaced_.back().data();
+  view.size_bytes = replaced_.back().size();
 }
 
 const lpx_tensor_view* ModelFile::find_tensor(const std::string& name) const {

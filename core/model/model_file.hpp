@@ -17,6 +17,12 @@
 
 namespace lpx::core {
 
+// The model_format plugin that recognises `path` (a file, or a directory such as a Hugging Face
+// model) best: the highest probe score among the registry's model_format plugins. Errors name
+// the path and the formats installed.
+Expected<std::shared_ptr<PluginInstance>> detect_model_format(const std::string& path,
+                                                              PluginRegistry& registry);
+
 class ModelFile {
  public:
   // Opens `path` with the model_format plugin that recognises it best (highest probe score among
@@ -53,6 +59,9 @@ class ModelFile {
   // --- tensors ---
   const std::vector<lpx_tensor_view>& tensors() const noexcept { return tensors_; }
   const lpx_tensor_view* find_tensor(const std::string& name) const;
+  // Replaces tensor `index`'s data with `bytes` of `type` (same shape), which the file then owns:
+  // how a model is quantized as it loads. Not thread-safe: before the model is shared.
+  void replace_tensor(std::size_t index, lpx_tensor_type type, std::vector<std::uint8_t> bytes);
 
  private:
   ModelFile() = default;
@@ -63,6 +72,7 @@ class ModelFile {
   lpx_model* model_ = nullptr;
   std::vector<lpx_tensor_view> tensors_;
   std::unordered_map<std::string, std::size_t> tensor_index_;
+  std::vector<std::vector<std::uint8_t>> replaced_;  // data of replaced tensors
 };
 
 // "uint", "int", "float", "bool", "string", "array".

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "chat_template/chat_template.hpp"
+#include "quantize/quantization_plan.hpp"
 #include "engine/device_choice.hpp"
 #include "engine/engine_config.hpp"
 #include "util/read_file.hpp"
@@ -292,6 +293,10 @@ std::vector<OptionSpec> model_core_options(bool named) {
       {"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}},
       {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
        "Jinja file that replaces the model's own chat template", {}, {}},
+      {"quantize", LPX_OPTION_STRING, false, std::nullopt,
+       "Quantize the model's F32/F16/BF16 weights as it loads, as `quantize --type` would (a "
+       "Hugging Face directory at a quantized model's size and speed)",
+       {}, quant_mix_choices()},
       {"context_size", LPX_OPTION_INT, false, std::int64_t{0},
        "Positions per sequence (prompt + answer); 0 = what the model was trained on, at most "
        "8192", std::pair{0.0, 1048576.0}, {}},

@@ -125,6 +125,14 @@ std::string quant_mix_names() {
   return names + " (Q4_K = Q4_K_M, Q5_K = Q5_K_M)";
 }
 
+std::vector<std::string> quant_mix_choices() {
+  std::vector<std::string> names;
+  for (const MixInfo& m : kMixes) names.emplace_back(m.name);
+  names.emplace_back("Q4_K");
+  names.emplace_back("Q5_K");
+  return names;
+}
+
 std::uint32_t quant_mix_file_type(QuantMix mix) { return info(mix).file_type; }
 
 std::vector<PlannedTensor> plan_quantization(const std::vector<TensorToQuantize>& tensors,

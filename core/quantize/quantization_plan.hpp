@@ -28,6 +28,8 @@ std::optional<QuantMix> parse_quant_mix(std::string_view name);
 std::string_view quant_mix_name(QuantMix mix);
 // The names parse_quant_mix takes, for messages.
 std::string quant_mix_names();
+// The same as a list (the canonical names, then the aliases Q4_K and Q5_K), for option choices.
+std::vector<std::string> quant_mix_choices();
 // general.file_type of the output (llama.cpp's llama_ftype number).
 std::uint32_t quant_mix_file_type(QuantMix mix);
 

@@ -14,6 +14,7 @@
 #include "model/hyperparameters.hpp"
 #include "model/model_file.hpp"
 #include "pipeline/pipeline_text.hpp"
+#include "quantize/quantize_on_load.hpp"
 #include "util/model_path.hpp"
 
 namespace lpx::core {
@@ -30,7 +31,8 @@ std::uint64_t file_bytes(const std::string& path) { return model_bytes(path); }
 // was replaced.
 std::string file_state(const std::string& path) { return model_state(path); }
 
-// Weights (the file) plus an f16 KV cache for every position the engine will hold.
+// Weights (the file, or what [model] quantize leaves of it) plus an f16 KV cache for every
+// position the engine will hold.
 Expected<std::pair<std::uint64_t, std::uint32_t>> estimate(const PipelineSection& model,
                                                            const std::string& path) {
   auto format = model.plugin->create(model.options);
@@ -46,7 +48,13 @@ Expected<std::pair<std::uint64_t, std::uint32_t>> estimate(const PipelineSection
       std::max<std::uint64_t>(context, static_cast<std::uint64_t>(int_value(o, "kv_cache_tokens", 0)));
   const std::uint64_t per_position =
       std::uint64_t{h->n_layer} * h->n_head_kv * (std::uint64_t{h->head_dim} + h->head_dim_v) * 2;
-  return std::pair{file_bytes(path) + positions * per_position, static_cast<std::uint32_t>(context)};
+  std::uint64_t weights = file_bytes(path);
+  if (auto it = o.values.find("quantize"); it != o.values.end()) {  // quantized as it loads
+    auto bytes = quantized_tensor_bytes(**file, *parse_quant_mix(std::get<std::string>(it->second)));
+    if (!bytes) return unexpected(bytes.error().prefixed("[" + model.slot + "] quantize: "));
+    weights = *bytes;
+  }
+  return std::pair{weights + positions * per_position, static_cast<std::uint32_t>(context)};
 }
 
 std::string model_name(const PipelineSection& model, const std::string& path) {

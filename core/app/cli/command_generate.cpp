@@ -71,6 +71,7 @@ int generate_command(const GenerateArguments& arguments) {
     return kExitRuntimeError;
   }
   inputs.file = std::move(*file);
+  if (!arguments.quantize.empty()) inputs.quantize = core::parse_quant_mix(arguments.quantize);
   auto backend = core::default_instance(registry, backend_name->plugin, backend_name->options);
   if (!backend) {
     std::cerr << "error: backend '" << backend_name->plugin << "': " << backend.error() << "\n";
@@ -199,6 +200,7 @@ Command add_generate_command(CLI::App& parent) {
   generate_app->add_option("--backend", generate->backend,
                            "Backend plugin by name (e.g. cpu-scalar); overrides --device");
   add_speculative_flags(*generate_app, generate->speculative);
+  add_quantize_flag(*generate_app, generate->quantize);
   generate_app->add_option("--context", generate->context_size,
                            "Positions for prompt + answer (0 = the model's, at most 8192)");
   generate_app->add_flag("--ids", generate->ids, "Print the generated token ids as a JSON array");

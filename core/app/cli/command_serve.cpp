@@ -16,7 +16,8 @@ int serve_command(const ServeArguments& a) {
         const ShorthandModel model{a.model_paths.front(), a.device,     a.backend,
                                    a.context_size,        a.max_sequences, "latency",
                                    a.speculative,
-                                   {a.model_paths.begin() + 1, a.model_paths.end()}};
+                                   {a.model_paths.begin() + 1, a.model_paths.end()},
+                                   a.quantize};
         return load_shorthand_pipeline("serve", model, std::move(transport), a.overrides, registry);
       },
       false);

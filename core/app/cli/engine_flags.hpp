@@ -1,7 +1,7 @@
 // The flags serve and batch share: where the model runs (--device, --backend), how much the
-// engine holds (--context, --max-sequences) and whether it speculates (--speculative,
-// --draft-model). Arguments: a struct with the fields device, backend, context_size,
-// max_sequences and speculative (SpeculativeFlags).
+// engine holds (--context, --max-sequences), whether it speculates (--speculative,
+// --draft-model) and quantizes as it loads (--quantize). Arguments: a struct with the fields
+// device, backend, context_size, max_sequences, speculative (SpeculativeFlags) and quantize.
 #pragma once
 
 #include <string>
@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/device_choice.hpp"
+#include "quantize/quantization_plan.hpp"
 #include "util/expected.hpp"
 
 namespace lpx::cli {
@@ -41,6 +42,14 @@ inline void add_speculative_flags(CLI::App& command, SpeculativeFlags& flags) {
                      "A smaller model with the same vocabulary that drafts tokens for the model to verify");
 }
 
+// --quantize TYPE: [model] quantize (the F32/F16/BF16 weights quantized as the model loads).
+inline void add_quantize_flag(CLI::App& command, std::string& quantize) {
+  command.add_option("--quantize", quantize,
+                     "Quantize the weights as the model loads, as `quantize --type` would: " +
+                         core::quant_mix_names())
+      ->check(CLI::IsMember(core::quant_mix_choices(), CLI::ignore_case));
+}
+
 template <class Arguments>
 void add_engine_flags(CLI::App& command, Arguments& a) {
   command.add_option("--device", a.device, "cpu, cuda, cuda:N or auto")
@@ -54,6 +63,7 @@ void add_engine_flags(CLI::App& command, Arguments& a) {
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
   add_speculative_flags(command, a.speculative);
+  add_quantize_flag(command, a.quantize);
 }
 
 }  // namespace lpx::cli

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "engine/device_choice.hpp"
+#include "model/model_file.hpp"
 
 namespace lpx::cli {
 namespace {
@@ -40,12 +41,18 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
   // Room in the KV cache for every sequence at full context: requests never wait for cache.
   const auto kv_tokens = static_cast<std::int64_t>(m.context_size) * m.max_sequences;
   const auto model_table = [&](const std::string& path) {
-    return toml::table{{"plugin", "gguf"},
-                       {"path", path},
-                       {"context_size", static_cast<std::int64_t>(m.context_size)},
-                       {"max_sequences", static_cast<std::int64_t>(m.max_sequences)},
-                       {"kv_cache_tokens", kv_tokens},
-                       {"mode", m.mode}};
+    // The format plugin that recognises the path (gguf for a file, safetensors for a Hugging
+    // Face directory); when none does, gguf, whose error then names the file.
+    auto format = core::detect_model_format(path, registry);
+    const std::string plugin = format ? format.value()->library().description().name : "gguf";
+    toml::table table{{"plugin", plugin},
+                      {"path", path},
+                      {"context_size", static_cast<std::int64_t>(m.context_size)},
+                      {"max_sequences", static_cast<std::int64_t>(m.max_sequences)},
+                      {"kv_cache_tokens", kv_tokens},
+                      {"mode", m.mode}};
+    if (!m.quantize.empty()) table.insert("quantize", m.quantize);
+    return table;
   };
   std::string described = "lpx-pipeline " + name + " --model " + m.model_path;
   for (const std::string& path : m.more_models) described += " --model " + path;

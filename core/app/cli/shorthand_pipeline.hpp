@@ -26,6 +26,7 @@ struct ShorthandModel {
   // Served beside model_path with the same settings (serve --model A --model B): the pipeline
   // then lists them all as [[models]], model_path first.
   std::vector<std::string> more_models;
+  std::string quantize;  // [model] quantize; empty: none
 };
 
 // Validates the written pipeline (with `overrides`, as `run --set`); `name` names it in messages.
