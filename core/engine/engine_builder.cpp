@@ -51,6 +51,12 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
 }
 
 Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry) {
+  for (const LoraSpec& lora : inputs.loras) {
+    auto merged = merge_lora(*inputs.file, lora, registry);
+    if (!merged) return unexpected(merged.error().with_context("lora"));
+    spdlog::info("{}: LoRA adapter {} merged at scale {} (rank {}, alpha {}): {} weights changed",
+                 inputs.file->path(), lora.path, lora.scale, merged->rank, merged->alpha, merged->tensors);
+  }
   if (inputs.quantize) {
     const auto started = std::chrono::steady_clock::now();
     auto done = quantize_on_load(*inputs.file, *inputs.quantize);
@@ -129,6 +135,13 @@ Expected<std::unique_ptr<Engine>> build_model_engine(const Pipeline& pipeline,
   inputs.file = std::move(*file);
   if (auto it = values.find("chat_template"); it != values.end()) {
     inputs.chat_template_path = std::get<std::string>(it->second);
+  }
+  if (auto it = values.find("lora"); it != values.end()) {
+    for (const std::string& text : std::get<std::vector<std::string>>(it->second)) {
+      auto spec = parse_lora_spec(text);
+      if (!spec) return unexpected(spec.error().prefixed(where));
+      inputs.loras.push_back(*spec);
+    }
   }
   if (auto it = values.find("quantize"); it != values.end()) {
     inputs.quantize = parse_quant_mix(std::get<std::string>(it->second));  // a checked choice

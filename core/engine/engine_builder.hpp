@@ -11,6 +11,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/sampler_chain_factory.hpp"
+#include "model/lora_adapter.hpp"
 #include "model/model_file.hpp"
 #include "quantize/quantization_plan.hpp"
 #include "pipeline/pipeline.hpp"
@@ -23,6 +24,9 @@ struct EngineInputs {
   std::unique_ptr<ModelFile> file;
   // Quantize the model's F32/F16/BF16 tensors as it loads ([model] quantize, --quantize).
   std::optional<QuantMix> quantize;
+  // LoRA adapters merged into the weights as the model loads, before any quantizing ([model]
+  // lora, --lora).
+  std::vector<LoraSpec> loras;
   std::optional<std::string> chat_template_path;  // replaces the model's template
   std::unique_ptr<ModelFile> draft_file;  // speculative decoding's draft model, if any
   std::shared_ptr<PluginInstance> backend;

@@ -293,6 +293,10 @@ std::vector<OptionSpec> model_core_options(bool named) {
       {"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}},
       {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
        "Jinja file that replaces the model's own chat template", {}, {}},
+      {"lora", LPX_OPTION_STRING_LIST, false, std::nullopt,
+       "LoRA adapters (llama.cpp's GGUF adapter files) merged into the weights as the model "
+       "loads: \"FILE\" or \"FILE@SCALE\" each",
+       {}, {}},
       {"quantize", LPX_OPTION_STRING, false, std::nullopt,
        "Quantize the model's F32/F16/BF16 weights as it loads, as `quantize --type` would (a "
        "Hugging Face directory at a quantized model's size and speed)",

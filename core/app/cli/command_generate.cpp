@@ -72,6 +72,14 @@ int generate_command(const GenerateArguments& arguments) {
   }
   inputs.file = std::move(*file);
   if (!arguments.quantize.empty()) inputs.quantize = core::parse_quant_mix(arguments.quantize);
+  for (const std::string& text : arguments.loras) {
+    auto spec = core::parse_lora_spec(text);
+    if (!spec) {
+      std::cerr << "error: --lora: " << spec.error() << "\n";
+      return kExitUsageError;
+    }
+    inputs.loras.push_back(*spec);
+  }
   auto backend = core::default_instance(registry, backend_name->plugin, backend_name->options);
   if (!backend) {
     std::cerr << "error: backend '" << backend_name->plugin << "': " << backend.error() << "\n";
@@ -201,6 +209,7 @@ Command add_generate_command(CLI::App& parent) {
                            "Backend plugin by name (e.g. cpu-scalar); overrides --device");
   add_speculative_flags(*generate_app, generate->speculative);
   add_quantize_flag(*generate_app, generate->quantize);
+  add_lora_flag(*generate_app, generate->loras);
   generate_app->add_option("--context", generate->context_size,
                            "Positions for prompt + answer (0 = the model's, at most 8192)");
   generate_app->add_flag("--ids", generate->ids, "Print the generated token ids as a JSON array");

@@ -17,7 +17,8 @@ int serve_command(const ServeArguments& a) {
                                    a.context_size,        a.max_sequences, "latency",
                                    a.speculative,
                                    {a.model_paths.begin() + 1, a.model_paths.end()},
-                                   a.quantize};
+                                   a.quantize,
+                                   a.loras};
         return load_shorthand_pipeline("serve", model, std::move(transport), a.overrides, registry);
       },
       false);

@@ -59,6 +59,7 @@ struct GenerateArguments {
   std::string json_schema_file;  // or a JSON Schema
   SpeculativeFlags speculative;
   std::string quantize;  // --quantize TYPE: quantize the weights as the model loads
+  std::vector<std::string> loras;  // --lora FILE[@SCALE]: adapters merged as it loads
 };
 int generate_command(const GenerateArguments& arguments);
 
@@ -78,6 +79,7 @@ struct ServeArguments {
   std::uint32_t max_sequences = 8;
   SpeculativeFlags speculative;        // [speculative]
   std::string quantize;                // [model] quantize
+  std::vector<std::string> loras;      // [model] lora
   std::vector<std::string> overrides;  // "a.b.c=value", as for run
 };
 // `run` of a pipeline written from the flags: [model] FILE (or [[models]] for several), the
@@ -97,6 +99,7 @@ struct BatchArguments {
   std::uint32_t max_tokens = 0;  // for lines without one; 0 = until the model stops
   SpeculativeFlags speculative;  // [speculative]
   std::string quantize;          // [model] quantize
+  std::vector<std::string> loras;  // [model] lora
   std::vector<std::string> overrides;
 };
 // `run` of a batch pipeline written from the flags: [model] FILE in throughput mode, jsonl.

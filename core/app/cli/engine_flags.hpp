@@ -1,10 +1,12 @@
 // The flags serve and batch share: where the model runs (--device, --backend), how much the
 // engine holds (--context, --max-sequences), whether it speculates (--speculative,
-// --draft-model) and quantizes as it loads (--quantize). Arguments: a struct with the fields
-// device, backend, context_size, max_sequences, speculative (SpeculativeFlags) and quantize.
+// --draft-model), merges adapters and quantizes as it loads (--lora, --quantize). Arguments: a
+// struct with the fields device, backend, context_size, max_sequences, speculative
+// (SpeculativeFlags), loras and quantize.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -50,6 +52,13 @@ inline void add_quantize_flag(CLI::App& command, std::string& quantize) {
       ->check(CLI::IsMember(core::quant_mix_choices(), CLI::ignore_case));
 }
 
+// --lora FILE[@SCALE], repeatable: [model] lora (adapters merged as the model loads).
+inline void add_lora_flag(CLI::App& command, std::vector<std::string>& loras) {
+  command.add_option("--lora", loras,
+                     "LoRA adapter (llama.cpp GGUF) merged into the weights as the model loads: FILE or "
+                     "FILE@SCALE; repeatable");
+}
+
 template <class Arguments>
 void add_engine_flags(CLI::App& command, Arguments& a) {
   command.add_option("--device", a.device, "cpu, cuda, cuda:N or auto")
@@ -64,6 +73,7 @@ void add_engine_flags(CLI::App& command, Arguments& a) {
       ->capture_default_str();
   add_speculative_flags(command, a.speculative);
   add_quantize_flag(command, a.quantize);
+  add_lora_flag(command, a.loras);
 }
 
 }  // namespace lpx::cli

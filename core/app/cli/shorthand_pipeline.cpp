@@ -52,6 +52,11 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
                       {"kv_cache_tokens", kv_tokens},
                       {"mode", m.mode}};
     if (!m.quantize.empty()) table.insert("quantize", m.quantize);
+    if (!m.loras.empty()) {
+      toml::array loras;
+      for (const std::string& lora : m.loras) loras.push_back(lora);
+      table.insert("lora", std::move(loras));
+    }
     return table;
   };
   std::string described = "lpx-pipeline " + name + " --model " + m.model_path;

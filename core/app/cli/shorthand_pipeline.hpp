@@ -27,6 +27,7 @@ struct ShorthandModel {
   // then lists them all as [[models]], model_path first.
   std::vector<std::string> more_models;
   std::string quantize;  // [model] quantize; empty: none
+  std::vector<std::string> loras;  // [model] lora
 };
 
 // Validates the written pipeline (with `overrides`, as `run --set`); `name` names it in messages.
