@@ -290,7 +290,7 @@ namespace {
 // The keys of [model] and of each [[models]] table that the core reads.
 std::vector<OptionSpec> model_core_options(bool named) {
   std::vector<OptionSpec> specs = {
-      {"path", LPX_OPTION_STRING, true, std::nullopt, "Model file to load", {}, {}},
+      {"path", LPX_OPTION_STRING, true, std::nullopt, "Model file (or Hugging Face directory) to load", {}, {}},
       {"chat_template", LPX_OPTION_STRING, false, std::nullopt,
        "Jinja file that replaces the model's own chat template", {}, {}},
       {"lora", LPX_OPTION_STRING_LIST, false, std::nullopt,

@@ -97,9 +97,9 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(lines(missing.error()),
             (std::vector<std::string>{
-                "1:1: [model] is missing required key 'path' (a string: Model file to load)",
+                "1:1: [model] is missing required key 'path' (a string: Model file (or Hugging Face directory) to load)",
                 "3:1: unknown key 'pth' in [model] (did you mean 'path'?); known keys: plugin, "
-                "path, chat_template, context_size, kv_cache_tokens, max_sequences, "
+                "path, chat_template, lora, quantize, context_size, kv_cache_tokens, max_sequences, "
                 "batch_tokens, mode"}));
 
   auto ok = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "
