@@ -78,6 +78,38 @@ TEST(CliMisc, ConvertWritesAHuggingFaceDirectoryAsGguf) {
   EXPECT_NE(missing.err.find("no such file"), std::string::npos) << missing.err;
 }
 
+TEST(CliMisc, QualityCountsEveryRunAndComparesTwoModels) {
+  const std::string hf = std::string(LPX_SOURCE_DIR) + "/tests/fixtures/hf/llama";
+  TempDir dir;
+  const std::string q = (dir / "q8.gguf").string();
+  ASSERT_EQ(run_lpx({"convert", hf, "-o", q, "--type", "Q8_0"}).exit_code, 0);
+  CommandResult r = run_lpx({"quality", "--model", hf, "--compare", q, "--runs", "2", "--max-tokens", "16", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const boost::json::value report = boost::json::parse(r.out);
+  for (const char* key : {"runs", "empty", "bad_utf8", "special_leaks", "early_stops", "loops", "nondeterministic"}) {
+    ASSERT_TRUE(report.as_object().contains(key)) << key;
+  }
+  EXPECT_EQ(report.at("runs").as_int64(), 8 * 2 * 2);  // 8 prompts, 2 greedy and 2 sampled runs each
+  EXPECT_EQ(report.at("nondeterministic").as_int64(), 0);
+  const auto& compare = report.at("compare");
+  EXPECT_EQ(compare.at("runs").as_int64(), 32);
+  EXPECT_EQ(compare.at("prompts_compared").as_int64(), 8);
+  EXPECT_LE(compare.at("identical_greedy_answers").as_int64(), 8);
+  EXPECT_GT(compare.at("kl_positions").as_int64(), 0);
+  EXPECT_GE(compare.at("mean_kl").to_number<double>(), 0.0);
+  EXPECT_GT(compare.at("top1_agreement").to_number<double>(), 0.5) << "Q8_0 mostly agrees with bf16";
+  // A model against itself: no drift, no divergence.
+  CommandResult same = run_lpx({"quality", "--model", hf, "--compare", hf, "--runs", "1", "--max-tokens", "16", "--json"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  const boost::json::value self = boost::json::parse(same.out);
+  EXPECT_EQ(self.at("compare").at("identical_greedy_answers").as_int64(), 8);
+  EXPECT_EQ(self.at("compare").at("mean_kl").to_number<double>(), 0.0);
+  CommandResult table = run_lpx({"quality", "--model", hf, "--runs", "1", "--max-tokens", "8"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("| total | 16 |"), std::string::npos) << table.out;
+  EXPECT_EQ(run_lpx({"quality", "--model", hf, "--runs", "0"}).exit_code, 2);
+}
+
 TEST(CliMisc, WritesJsonLogLinesToAFile) {
   TempDir dir;
   const auto pipeline = dir / "p.toml";

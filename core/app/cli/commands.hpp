@@ -36,6 +36,7 @@ Command add_doctor_command(CLI::App& parent);
 Command add_perplexity_command(CLI::App& parent);
 Command add_quantize_command(CLI::App& parent);
 Command add_convert_command(CLI::App& parent);
+Command add_quality_command(CLI::App& parent);
 
 struct RunArguments {
   std::string pipeline_path;

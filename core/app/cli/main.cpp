@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
       cli::add_doctor_command(app),  cli::add_perplexity_command(app),
       cli::add_quantize_command(app),
       cli::add_convert_command(app),
+      cli::add_quality_command(app),
   };
 
   try {
