@@ -1,5 +1,6 @@
 #include "model/lora_adapter.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -121,6 +122,8 @@ Expected<LoraSummary> merge_lora(ModelFile& model, const LoraSpec& spec, PluginR
   LoraSummary summary;
   summary.alpha = static_cast<float>(*alpha);
   const unsigned workers = std::max(1u, threads != 0 ? threads : std::thread::hardware_concurrency());
+  // Every merged weight is computed and checked first; only then does the model change.
+  std::vector<std::vector<std::uint8_t>> merged;
   for (const Pair& p : pairs) {
     const lpx_tensor_view& w = model.tensors()[p.weight];
     const auto in = static_cast<std::uint64_t>(w.dims[0]);
@@ -148,9 +151,6 @@ Expected<LoraSummary> merge_lora(ModelFile& model, const LoraSpec& spec, PluginR
     for (unsigned t = 1; t < workers; ++t) pool.emplace_back(rows_for, out * t / workers, out * (t + 1) / workers);
     rows_for(0, out / workers);
     for (std::thread& t : pool) t.join();
-    for (float v : *weights) {
-      if (!std::isfinite(v)) return refuse("merging into '" + std::string(w.name) + "' gives weights that are not finite");
-    }
     const auto weight_type = static_cast<lpx_tensor_type>(w.type);
     std::vector<std::uint8_t> bytes(w.size_bytes);
     if (weight_type == LPX_TENSOR_F32) {
@@ -159,9 +159,22 @@ Expected<LoraSummary> merge_lora(ModelFile& model, const LoraSpec& spec, PluginR
       kernels::reference::quantize_weight_rows(weight_type, weights->data(), static_cast<std::int64_t>(out),
                                                static_cast<std::int64_t>(in), bytes.data());
     }
-    model.replace_tensor(p.weight, weight_type, std::move(bytes));
-    ++summary.tensors;
+    // Not finite in f32, or past what f16 holds (65504): refused, not stored as infinities.
+    const bool finite = std::all_of(weights->begin(), weights->end(), [](float v) { return std::isfinite(v); }) &&
+                        (weight_type == LPX_TENSOR_F32 ||
+                         kernels::reference::quantized_rows_finite(weight_type, bytes.data(), static_cast<std::int64_t>(out),
+                                                                   static_cast<std::int64_t>(in)));
+    if (!finite) {
+      return refuse("merging into '" + std::string(w.name) + "' gives weights " + tensor_type_traits(weight_type)->name +
+                    " cannot hold");
+    }
+    merged.push_back(std::move(bytes));
     summary.rank = std::max(summary.rank, static_cast<std::uint32_t>(rank));
+  }
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto weight_type = static_cast<lpx_tensor_type>(model.tensors()[pairs[k].weight].type);
+    model.replace_tensor(pairs[k].weight, weight_type, std::move(merged[k]));
+    ++summary.tensors;
   }
   return summary;
 }

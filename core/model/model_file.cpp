@@ -203,10 +203,11 @@ Expected<std::vector<std::string>> ModelFile::metadata_keys() const {
 
 void ModelFile::replace_tensor(std::size_t index, lpx_tensor_type type, std::vector<std::uint8_t> bytes) {
   lpx_tensor_view& view = tensors_.at(index);
-  replaced_.push_back(std::move(bytes));
+  std::vector<std::uint8_t>& slot = replaced_[index];  // a second replacement frees the first
+  slot = std::move(bytes);
   view.type = type;
-  view.data = replaced_.back().data();
-  view.size_bytes = replaced_.back().size();
+  view.data = slot.data();
+  view.size_bytes = slot.size();
 }
 
 const lpx_tensor_view* ModelFile::find_tensor(const std::string& name) const {

@@ -72,7 +72,7 @@ class ModelFile {
   lpx_model* model_ = nullptr;
   std::vector<lpx_tensor_view> tensors_;
   std::unordered_map<std::string, std::size_t> tensor_index_;
-  std::vector<std::vector<std::uint8_t>> replaced_;  // data of replaced tensors
+  std::unordered_map<std::size_t, std::vector<std::uint8_t>> replaced_;  // by tensor index
 };
 
 // "uint", "int", "float", "bool", "string", "array".

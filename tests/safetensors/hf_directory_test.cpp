@@ -145,6 +145,11 @@ TEST_F(HfDirectory, RefusesEachBrokenDirectoryNamingTheFault) {
       {"removed-split",
        {{"tokenizer.json", replaced(tokenizer, "\"type\": \"Digits\"", "\"type\": \"Split\", \"behavior\": \"Removed\", \"pattern\": {\"String\": \" \"}")}},
        "only Split with behavior Isolated"},
+      {"vocab-size-too-small", {{"config.json", replaced(config, "\"vocab_size\": 512", "\"vocab_size\": 500")}},
+       "tokenizer.json: 512 tokens, but config.json's vocab_size is 500"},
+      {"zero-dimension",
+       {{"model.safetensors", as_text(safetensors_bytes(R"({"model.norm.weight":{"dtype":"BF16","shape":[0],"data_offsets":[0,0]}})", 0))}},
+       "tensor 'model.norm.weight' has a dimension of size 0"},
       {"eos-not-a-token", {{"tokenizer_config.json", replaced(tokenizer_config, "<|im_end|>", "<|nothing|>")}},
        "tokenizer_config.json: eos_token \"<|nothing|>\" is not a token"},
   };
@@ -153,6 +158,30 @@ TEST_F(HfDirectory, RefusesEachBrokenDirectoryNamingTheFault) {
     EXPECT_NE(error.find(c.expected), std::string::npos)
         << c.name << ": '" << error << "' does not say '" << c.expected << "'";
   }
+}
+
+TEST_F(HfDirectory, PadsTheVocabularyToTheEmbeddingsRows) {
+  // Qwen's embedding has more rows than its tokenizer has tokens: the rest are unused ids.
+  const std::string config = read_text(fixture("llama") / "config.json");
+  const fs::path dir = variant("padded", {{"config.json", replaced(config, "\"vocab_size\": 512", "\"vocab_size\": 520")}});
+  auto file = core::ModelFile::open(dir.string(), host_.registry());
+  ASSERT_TRUE(file) << file.error();
+  auto tokens = file.value()->get_array("tokenizer.ggml.tokens");
+  ASSERT_TRUE(tokens);
+  EXPECT_EQ(tokens->length, 520u);
+  auto last = file.value()->array_element("tokenizer.ggml.tokens", 519);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(std::string(last->string, last->length), "[PAD519]");
+  auto type = file.value()->array_element("tokenizer.ggml.token_type", 519);
+  ASSERT_TRUE(type);
+  EXPECT_EQ(type->i, 5);  // unused
+}
+
+TEST_F(HfDirectory, ClaimsOnlyTheFilesItLoads) {
+  const fs::path dir = variant("other-file", {{"consolidated.safetensors", read_text(fixture("llama") / "model.safetensors")}});
+  EXPECT_NE(refusal(dir / "consolidated.safetensors").find("not a model file any format plugin recognises"),
+            std::string::npos) << refusal(dir / "consolidated.safetensors");
+  EXPECT_EQ(refusal(dir / "model.safetensors"), "(opened)");
 }
 
 TEST_F(HfDirectory, RefusesAnIndexThatDisagreesWithItsShards) {

@@ -64,13 +64,15 @@ Expected<QualityReport> run_quality(const std::string& model_path, const Quality
   }
   inputs.config.context_size = config.context;
   inputs.config.max_sequences = 8;
+  const auto& prompts = quality_prompts();
+  const std::size_t per_prompt = 2 * static_cast<std::size_t>(config.runs);
+  // Declared before the engine, so that they outlive it: an engine destroyed with requests in
+  // flight still calls their on_done.
+  std::vector<Pending> pending(prompts.size() * per_prompt);  // never resized: callbacks point in
+  std::vector<std::string> messages(prompts.size()), texts(prompts.size());
   auto engine = build_engine(std::move(inputs), registry);
   if (!engine) return unexpected(engine.error());
 
-  const auto& prompts = quality_prompts();
-  const std::size_t per_prompt = 2 * static_cast<std::size_t>(config.runs);
-  std::vector<Pending> pending(prompts.size() * per_prompt);  // never resized: callbacks point in
-  std::vector<std::string> messages(prompts.size()), texts(prompts.size());
   for (std::size_t p = 0; p < prompts.size(); ++p) {
     texts[p] = std::string(prompts[p].text);
     messages[p] = boost::json::serialize(boost::json::array{
@@ -102,6 +104,8 @@ Expected<QualityReport> run_quality(const std::string& model_path, const Quality
       request.on_done = [](void* user, const lpx_request_result* result) {
         auto& s = *static_cast<Pending*>(user);
         s.answer.ended_by_model = result->finish_reason == LPX_FINISH_EOG;
+        // The end-of-generation token ends the answer; it is not part of it.
+        if (s.answer.ended_by_model && !s.answer.tokens.empty()) s.answer.tokens.pop_back();
         if (result->error != nullptr) s.error = result->error->message;
       };
       auto id = (*engine)->submit(request);

@@ -1,5 +1,6 @@
 #include "hf_config.hpp"
 
+#include <cmath>
 #include <string_view>
 
 #include <boost/json/value.hpp>
@@ -53,7 +54,13 @@ tl::expected<bool, std::string> read_rope(const JsonFields& fields, const json::
                                    {"original_max_position_embeddings", "original_context_length"}}) {
       auto value = s.optional_number(from);
       if (!value) return Error(value.error());
-      if (*value) out.set_float(key + "scaling." + to, **value);
+      if (!*value) continue;
+      // GGUF keeps the original context as a u32, the factors as f32.
+      if (std::string_view(to) == "original_context_length" && **value >= 0 && **value == std::floor(**value)) {
+        out.set_uint(key + "scaling." + to, static_cast<std::uint64_t>(**value));
+      } else {
+        out.set_float(key + "scaling." + to, **value);
+      }
     }
   }
   return true;

@@ -157,10 +157,14 @@ std::string directory_name(const fs::path& dir) {
 bool looks_like_hf_model(const std::string& path) {
   std::error_code error;
   const fs::path dir = model_dir(path);
-  if (!fs::is_directory(path, error) && fs::path(path).extension() != ".safetensors") return false;
-  return fs::is_regular_file(dir / "config.json", error) &&
-         (fs::is_regular_file(dir / kSingle, error) || fs::is_regular_file(dir / kIndex, error) ||
-          fs::is_regular_file(path, error));
+  if (!fs::is_regular_file(dir / "config.json", error)) return false;
+  const bool single = fs::is_regular_file(dir / kSingle, error);
+  const bool sharded = fs::is_regular_file(dir / kIndex, error);
+  if (fs::is_directory(path, error)) return single || sharded;
+  // A file of the directory: only one that open() loads (model.safetensors, or a shard).
+  const std::string name = fs::path(path).filename().string();
+  return fs::path(path).extension() == ".safetensors" &&
+         ((single && name == kSingle) || (sharded && name.rfind("model-", 0) == 0));
 }
 
 tl::expected<std::unique_ptr<HfModelDir>, std::string> HfModelDir::open(const std::string& path,
@@ -241,6 +245,9 @@ tl::expected<std::unique_ptr<HfModelDir>, std::string> HfModelDir::open(const st
       if (t.shape.empty() || t.shape.size() > LPX_TENSOR_MAX_DIMS) {
         return Error(at + " has " + std::to_string(t.shape.size()) + " dimensions; LPX reads 1 to " +
                      std::to_string(LPX_TENSOR_MAX_DIMS));
+      }
+      for (const std::int64_t d : t.shape) {
+        if (d == 0) return Error(at + " has a dimension of size 0");
       }
       if (!gguf_names.insert(mapped->gguf).second) return Error(at + " is given twice");
 

@@ -12,8 +12,8 @@ namespace lpx::safetensors {
 
 enum class TensorRole {
   plain,    // used as stored
-  query,    // attention q projection (reordered for Llama-style rope)
-  key,      // attention k projection (reordered for Llama-style rope)
+  query,    // attention q projection or bias (reordered for Llama-style rope)
+  key,      // attention k projection or bias (reordered for Llama-style rope)
   norm,     // an RMSNorm weight (Gemma stores weight - 1)
   skipped,  // not a weight the model needs (rotary caches that old checkpoints saved)
 };

@@ -355,6 +355,21 @@ tl::expected<bool, std::string> read_hf_tokenizer(const json::object& tokenizer,
   if (auto read = read_vocab(*model, tokenizer.if_contains("added_tokens"), v); !read) return read;
   auto merges = read_merges(*model);
   if (!merges) return Error(merges.error());
+  // The embedding may have more rows than the tokenizer has tokens (Qwen: 151,936 rows, ~151,665
+  // tokens): the ids past the last token are unused, as llama.cpp's converter pads them.
+  if (config != nullptr) {
+    auto rows = JsonFields(*config, "config.json").count_or("vocab_size", 0);
+    if (!rows) return Error(rows.error());
+    if (*rows != 0 && *rows < v.tokens.size()) {
+      return Error(std::string(kFile) + ": " + std::to_string(v.tokens.size()) + " tokens, but config.json's "
+                   "vocab_size is " + std::to_string(*rows));
+    }
+    for (std::size_t i = v.tokens.size(); i < *rows; ++i) {
+      v.tokens.push_back("[PAD" + std::to_string(i) + "]");
+      v.types.push_back(kUnused);
+      v.ids.emplace(v.tokens.back(), static_cast<std::int64_t>(i));
+    }
+  }
 
   if (byte_level) {
     out.set_string("tokenizer.ggml.model", "gpt2");
