@@ -11,20 +11,23 @@ shared tokenizer test strings), and saves both with save_pretrained. Beside them
 - "logits": transformers' float32 logits at every position of a few prompts (eager attention).
 
 Usage (outside CI; needs torch, transformers, tokenizers, safetensors from PyPI):
-    python3 tools/make_hf_fixtures.py
+    python3 tools/make_hf_fixtures.py [FAMILY...]
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM,
-                          PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
-                          Qwen3ForCausalLM)
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
+                          GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM,
+                          MistralConfig, MistralForCausalLM, PreTrainedTokenizerFast, Qwen2Config,
+                          Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
+                          SmolLM3ForCausalLM)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests/fixtures/hf"
@@ -147,13 +150,57 @@ def family_gemma3():
                                                                  unk_token="<unk>", pad_token="<pad>"), 0.0
 
 
+def family_gemma2():
+    tok = sentencepiece_tokenizer()
+    c = common(tok)
+    c["tie_word_embeddings"] = True
+    c["num_hidden_layers"] = 4
+    config = Gemma2Config(**c, head_dim=16, sliding_window=4, query_pre_attn_scalar=16,
+                          attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+                          bos_token_id=tok.token_to_id("<bos>"), eos_token_id=tok.token_to_id("<eos>"),
+                          pad_token_id=tok.token_to_id("<pad>"), hidden_activation="gelu_pytorch_tanh")
+    return tok, Gemma2ForCausalLM(config), torch.bfloat16, dict(bos_token="<bos>", eos_token="<eos>",
+                                                                 unk_token="<unk>", pad_token="<pad>"), 0.0
+
+
+def family_mistral():
+    tok = sentencepiece_tokenizer()
+    config = MistralConfig(**common(tok), head_dim=16, sliding_window=None, pad_token_id=None, bos_token_id=tok.token_to_id("<bos>"),
+                           eos_token_id=tok.token_to_id("<eos>"))
+    return tok, MistralForCausalLM(config), torch.bfloat16, dict(bos_token="<bos>", eos_token="<eos>",
+                                                                  unk_token="<unk>"), 1.0
+
+
+def family_granite():
+    tok = byte_level_tokenizer(pre_tokenizers.ByteLevel(add_prefix_space=False), None)
+    config = GraniteConfig(**common(tok), embedding_multiplier=12.0, logits_scaling=8.0, residual_multiplier=0.22,
+                           attention_multiplier=0.0078125, eos_token_id=tok.token_to_id("<|endoftext|>"),
+                           pad_token_id=None, bos_token_id=None)
+    return tok, GraniteForCausalLM(config), torch.bfloat16, dict(eos_token="<|endoftext|>"), 1.0
+
+
+def family_smollm3():
+    tok = byte_level_tokenizer(pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]), None)
+    c = common(tok)
+    c["num_hidden_layers"] = 4
+    config = SmolLM3Config(**c, head_dim=16, eos_token_id=tok.token_to_id("<|im_end|>"), pad_token_id=None,
+                           bos_token_id=None)
+    return tok, SmolLM3ForCausalLM(config), torch.float16, dict(eos_token="<|im_end|>"), 1.0
+
+
 FAMILIES = {"llama": family_llama, "llama3-sharded": family_llama3_sharded, "qwen2": family_qwen2,
-            "qwen3": family_qwen3, "gemma3": family_gemma3}
+            "qwen3": family_qwen3, "gemma3": family_gemma3, "gemma2": family_gemma2, "mistral": family_mistral,
+            "granite": family_granite, "smollm3": family_smollm3}
 
 
 def main() -> None:
+    only = set(sys.argv[1:])  # family names: write only those (the others stay as committed)
     torch.manual_seed(0)
     for name, build in FAMILIES.items():
+        if only and name not in only:
+            continue
         tok, model, dtype, specials, norm_center = build()
         randomize(model, norm_center)
         out = OUT / name

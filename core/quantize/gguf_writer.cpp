@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "util/remove_unless_kept.hpp"
+
 namespace lpx::core {
 namespace {
 
@@ -146,14 +148,7 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
   const std::string partial = path + ".partial";
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(partial.c_str(), "wb"), &std::fclose);
   if (!file) return io_error(partial + ": cannot create: " + std::strerror(errno));
-  struct RemoveUnlessKept {
-    const std::string& path;
-    bool keep = false;
-    ~RemoveUnlessKept() {
-      std::error_code ignored;
-      if (!keep) std::filesystem::remove(path, ignored);
-    }
-  } cleanup{partial};
+  RemoveUnlessKept cleanup(partial);  // a run that fails leaves nothing behind
   const auto write_bytes = [&](const std::uint8_t* data, std::size_t n) {
     return std::fwrite(data, 1, n, file.get()) == n;
   };
@@ -182,7 +177,7 @@ Expected<std::uint64_t> GgufWriter::write(const std::string& path) const {
   std::error_code ec;
   std::filesystem::rename(partial, path, ec);
   if (ec) return io_error(path + ": " + ec.message());
-  cleanup.keep = true;
+  cleanup.keep();
   return written;
 }
 

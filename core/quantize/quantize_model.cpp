@@ -13,6 +13,7 @@
 #include "quantize/gguf_layout.hpp"
 #include "quantize/convert_rows.hpp"
 #include "reference/quantize_weights.hpp"
+#include "util/remove_unless_kept.hpp"
 
 namespace lpx::core {
 namespace {
@@ -145,15 +146,7 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
 
   std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   if (!out) return io_error(partial + ": cannot be created");
-  // A run that fails leaves nothing behind.
-  struct RemoveUnlessKept {
-    const std::string& path;
-    bool keep = false;
-    ~RemoveUnlessKept() {
-      std::error_code ignored;
-      if (!keep) std::filesystem::remove(path, ignored);
-    }
-  } cleanup{partial};
+  RemoveUnlessKept cleanup(partial);  // a run that fails leaves nothing behind
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
 
   const unsigned threads = conversion_threads(options.threads);
@@ -205,7 +198,7 @@ Expected<QuantizeSummary> quantize_model(const std::string& input, const std::st
   if (!out) return io_error(partial + ": write failed (disk full?)");
   std::filesystem::rename(partial, output, ec);
   if (ec) return io_error(output + ": " + ec.message());
-  cleanup.keep = true;
+  cleanup.keep();
   summary.input_bytes = layout->file_size;
   summary.output_bytes = std::filesystem::file_size(output, ec);
   return summary;

@@ -183,6 +183,18 @@ tl::expected<bool, std::string> read_extras(const JsonFields& fields, const Fami
       return Error(std::string(kFile) + ": 'no_rope_layer_interval' " + std::to_string(*interval) +
                    "; LPX runs SmolLM3 with no rope on every fourth layer");
     }
+    // transformers 5 lists each layer's use of rope (1) or not (0): it must be that pattern.
+    if (const json::value* layers = fields.find("no_rope_layers")) {
+      const json::array* uses = layers->if_array();
+      if (uses == nullptr || uses->size() != n_layer) return Error(fields.error("no_rope_layers", "one 0 or 1 per layer"));
+      for (std::uint64_t l = 0; l < n_layer; ++l) {
+        const std::int64_t expected = (l + 1) % 4 != 0 ? 1 : 0;
+        if (!(*uses)[l].is_int64() || (*uses)[l].get_int64() != expected) {
+          return Error(std::string(kFile) + ": 'no_rope_layers' is not rope on every layer but each fourth; "
+                       "LPX runs SmolLM3 with that pattern only");
+        }
+      }
+    }
   }
   return true;
 }
