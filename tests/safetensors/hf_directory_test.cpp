@@ -88,6 +88,21 @@ TEST_F(HfDirectory, OpensAsGgufNamedMetadataAndTensors) {
   EXPECT_EQ(f.find_tensor("model.layers.0.self_attn.q_proj.weight"), nullptr);
 }
 
+TEST_F(HfDirectory, NamesThePreTokenizersLlamaCppKnows) {
+  // The regexes run in LPX either way; the name lets llama.cpp read a converted file right.
+  const std::pair<const char*, const char*> cases[] = {
+      {"llama", "smollm"}, {"llama3-sharded", "llama-bpe"}, {"qwen2", "qwen2"}, {"granite", "gpt-2"}};
+  for (const auto& [family, name] : cases) {
+    auto file = core::ModelFile::open(fixture(family).string(), host_.registry());
+    ASSERT_TRUE(file) << file.error();
+    EXPECT_EQ(*file.value()->get_string("tokenizer.ggml.pre"), name) << family;
+    EXPECT_TRUE(file.value()->has("tokenizer.lpx.pre_patterns")) << family;
+  }
+  auto spm = core::ModelFile::open(fixture("gemma3").string(), host_.registry());
+  ASSERT_TRUE(spm);
+  EXPECT_FALSE(spm.value()->has("tokenizer.ggml.pre"));
+}
+
 TEST_F(HfDirectory, OpensThroughOneOfItsSafetensorsFiles) {
   auto file = core::ModelFile::open((fixture("llama3-sharded") / "model-00002-of-00005.safetensors").string(),
                                     host_.registry());

@@ -52,6 +52,23 @@ struct Splitting {
   bool space_prefix = false;          // a "▁" is put before the text
 };
 
+// The name llama.cpp gives a pre-tokenizer whose regexes are exactly these (as tokenizer.json
+// writes them), so that a GGUF converted from the directory reads right in llama.cpp too; LPX
+// itself runs the regexes. nullptr when the set has no such name.
+const char* known_pre_tokenizer_name(const std::vector<std::string>& patterns) {
+  static const std::string kLlama3 =
+      R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+  static const std::string kQwen2 =
+      R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+  const std::vector<std::string> gpt2 = {kByteLevelRegex};
+  const std::vector<std::string> digits_then_gpt2 = {R"(\p{N})", kByteLevelRegex};
+  if (patterns == gpt2) return "gpt-2";
+  if (patterns == digits_then_gpt2) return "smollm";  // StarCoder and SmolLM: digits one by one
+  if (patterns == std::vector<std::string>{kLlama3}) return "llama-bpe";
+  if (patterns == std::vector<std::string>{kQwen2}) return "qwen2";
+  return nullptr;
+}
+
 std::string escape_regex(std::string_view text) {
   std::string out;
   for (char c : text) {
@@ -374,6 +391,7 @@ tl::expected<bool, std::string> read_hf_tokenizer(const json::object& tokenizer,
   if (byte_level) {
     out.set_string("tokenizer.ggml.model", "gpt2");
     if (splitting.patterns.empty()) splitting.patterns.emplace_back(R"((?s:.+))");  // one word
+    if (const char* name = known_pre_tokenizer_name(splitting.patterns)) out.set_string("tokenizer.ggml.pre", name);
     out.set_strings("tokenizer.lpx.pre_patterns", std::move(splitting.patterns));
     out.set_bool("tokenizer.lpx.ignore_merges", *ignore_merges);
   } else {
