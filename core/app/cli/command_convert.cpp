@@ -1,16 +1,12 @@
 // `lpx-pipeline convert MODEL -o OUT.gguf [--type TYPE]`: a model LPX opens (a Hugging Face
 // directory, a GGUF file) written as one GGUF file, its tensors as they are or quantized
 // (core/quantize/convert_model.hpp), with a progress bar on stderr.
-#include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/conversion_run.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/loaded_model.hpp"
-#include "cli/progress_bar.hpp"
-#include "cli/signal_watcher.hpp"
 #include "quantize/convert_model.hpp"
 
 namespace lpx::cli {
@@ -51,30 +47,16 @@ int convert_command(const ConvertArguments& a) {
       }
     }
   }
-  // Ctrl-C (or SIGTERM) stops after the current chunk and removes the partial output.
-  SignalWatcher signals;
-  std::atomic<bool> stop{false};
-  signals.start([&stop] { stop = true; });
-  ProgressBar bar;
   options.pure = a.pure;
   options.threads = a.threads;
-  options.stop = &stop;
-  options.on_progress = [&bar](const core::QuantizeProgress& p) { bar.show(p); };
-  const auto started = std::chrono::steady_clock::now();
-  auto summary = core::convert_model(file, a.output, options);
-  signals.stop();
-  bar.done();
-  if (!summary) {
-    std::cerr << "error: " << summary.error() << "\n";
-    return summary.error().code == LPX_ERR_CANCELLED ? kExitInterrupted : kExitRuntimeError;
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(stderr, "%s: from %s (%s), %zu tensors (%zu converted), %.1f MiB -> %.1f MiB in %.1f s\n",
-               a.output.c_str(), file.format_name().c_str(),
-               options.mix ? std::string(core::quant_mix_name(*options.mix)).c_str() : "types kept",
-               summary->tensors, summary->converted, static_cast<double>(summary->input_bytes) / (1 << 20),
-               static_cast<double>(summary->output_bytes) / (1 << 20), seconds);
-  return kExitOk;
+  const std::string what = "from " + file.format_name() + " (" +
+                           (options.mix ? std::string(core::quant_mix_name(*options.mix)) : "types kept") + ")";
+  return run_conversion(a.output, what,
+                        [&](const std::atomic<bool>* stop, std::function<void(const core::QuantizeProgress&)> progress) {
+                          options.stop = stop;
+                          options.on_progress = std::move(progress);
+                          return core::convert_model(file, a.output, options);
+                        });
 }
 
 }  // namespace

@@ -1,14 +1,10 @@
 // `lpx-pipeline quantize IN.gguf OUT.gguf --type TYPE`: the file llama-quantize writes for the
 // same type name, with a progress bar on stderr (core/quantize/quantize_model.hpp).
-#include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/conversion_run.hpp"
 #include "cli/exit_codes.hpp"
-#include "cli/progress_bar.hpp"
-#include "cli/signal_watcher.hpp"
 #include "quantize/quantize_model.hpp"
 
 namespace lpx::cli {
@@ -27,32 +23,17 @@ int quantize_command(const QuantizeArguments& a) {
     std::cerr << "error: --type " << a.type << ": unknown type; types: " << core::quant_mix_names() << "\n";
     return kExitUsageError;
   }
-  // Ctrl-C (or SIGTERM) stops after the current slab and removes the partial output.
-  SignalWatcher signals;
-  std::atomic<bool> stop{false};
-  signals.start([&stop] { stop = true; });
-  ProgressBar bar;
   core::QuantizeOptions options;
-  options.stop = &stop;
   options.mix = *mix;
   options.pure = a.pure;
   options.allow_requantize = a.allow_requantize;
   options.threads = a.threads;
-  options.on_progress = [&bar](const core::QuantizeProgress& p) { bar.show(p); };
-  const auto started = std::chrono::steady_clock::now();
-  auto summary = core::quantize_model(a.input, a.output, options);
-  signals.stop();
-  bar.done();
-  if (!summary) {
-    std::cerr << "error: " << summary.error() << "\n";
-    return summary.error().code == LPX_ERR_CANCELLED ? kExitInterrupted : kExitRuntimeError;
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(stderr, "%s: %s, %zu tensors (%zu converted), %.1f MiB -> %.1f MiB in %.1f s\n", a.output.c_str(),
-               std::string(core::quant_mix_name(*mix)).c_str(), summary->tensors, summary->converted,
-               static_cast<double>(summary->input_bytes) / (1 << 20), static_cast<double>(summary->output_bytes) / (1 << 20),
-               seconds);
-  return kExitOk;
+  return run_conversion(a.output, std::string(core::quant_mix_name(*mix)),
+                        [&](const std::atomic<bool>* stop, std::function<void(const core::QuantizeProgress&)> progress) {
+                          options.stop = stop;
+                          options.on_progress = std::move(progress);
+                          return core::quantize_model(a.input, a.output, options);
+                        });
 }
 
 }  // namespace
