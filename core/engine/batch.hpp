@@ -10,10 +10,13 @@
 
 namespace lpx::core {
 
+class ResidentAdapter;
+
 struct BatchSequence {
   const BlockTable* blocks;  // the sequence's pages; positions of its rows already allocated
   std::uint32_t first_row;
   std::uint32_t n_rows;
+  const ResidentAdapter* adapter = nullptr;  // the LoRA adapter its rows run with; NULL: none
 };
 
 struct Batch {

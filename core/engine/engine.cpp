@@ -23,6 +23,20 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
     return unsupported("speculative decoding runs on the cpu and cpu-scalar backends; backend '" +
                        parts.backend->name() + "' does not verify drafts yet (set [speculative] mode = \"off\")");
   }
+  if (!parts.adapters.empty() && parts.backend->has_device_models()) {
+    return unsupported("per-request LoRA adapters run on the cpu and cpu-scalar backends; backend '" +
+                       parts.backend->name() + "' does not apply them yet (merge one with [model] lora instead)");
+  }
+  for (const auto& adapter : parts.adapters) {
+    for (const LoraPair& p : adapter->lora().pairs()) {
+      for (const lpx_tensor_view* half : {p.a, p.b}) {
+        if (!parts.backend->supports_type(half->type)) {
+          return unsupported(adapter->lora().path() + ": tensor '" + half->name + "' is of a type backend '" +
+                             parts.backend->name() + "' does not multiply by");
+        }
+      }
+    }
+  }
   if (parts.draft_file && config.max_draft == 0) {
     return invalid_argument(parts.draft_file->path() + ": a draft model needs max_draft > 0");
   }
@@ -81,7 +95,7 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
     forward_ = std::move(device);
   } else {
     forward_ = std::make_unique<TransformerForward>(model_, *parts_.backend, *cache_,
-                                                    config_.batch_tokens, config_.context_size);
+                                                    config_.batch_tokens, config_.context_size, parts_.adapters);
   }
   batch_.reserve(config_.batch_tokens, config_.max_sequences * (1 + config_.max_draft));
   // Output rows per step: one per decoding sequence, and one per draft when it speculates.
@@ -94,7 +108,8 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   programs_.resize(config_.max_sequences);
   intake_ = std::make_unique<RequestIntake>(
       *parts_.tokenizer, parts_.chat_template ? &*parts_.chat_template : nullptr,
-      parts_.chat_template_origin, *parts_.samplers, *cache_, config_, h_.n_vocab, draft_model_.get());
+      parts_.chat_template_origin, *parts_.samplers, *cache_, config_, h_.n_vocab, draft_model_.get(),
+      parts_.adapters);
   scheduler_ = std::make_unique<Scheduler>(*cache_, config_);
   output_ = std::make_unique<TokenOutput>(*parts_.tokenizer, config_.context_size, h_.n_vocab);
   spdlog::info("engine: {} ({} layers), backend '{}', context {} tokens, KV cache {} tokens "
@@ -102,6 +117,11 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
                model_name_, h_.n_layer, parts_.backend->name(), config_.context_size,
                cache_->total_positions(), static_cast<double>(cache_->bytes()) / (1 << 20),
                config_.block_size, config_.max_sequences, config_.batch_tokens);
+  for (const auto& adapter : parts_.adapters) {
+    spdlog::info("engine: LoRA adapter '{}' resident for requests that name it: {} (rank {}, {} weights, {:.1f} MiB)",
+                 adapter->name(), adapter->lora().path(), adapter->lora().rank(), adapter->lora().pairs().size(),
+                 static_cast<double>(adapter->lora().bytes()) / (1 << 20));
+  }
   if (draft_model_) {
     spdlog::info("engine: speculative drafts from {}, up to {} per step (its KV cache {:.1f} MiB)",
                  draft_model_->path(), config_.max_draft,

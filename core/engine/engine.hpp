@@ -46,6 +46,7 @@
 #include "model/architecture.hpp"
 #include "model/hyperparameters.hpp"
 #include "model/model_file.hpp"
+#include "model/resident_adapter.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/expected.hpp"
 
@@ -61,6 +62,8 @@ struct EngineParts {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<SamplerChainFactory> samplers;
   std::unique_ptr<ModelFile> draft_file;  // speculative decoding's draft model; NULL: none
+  // LoRA adapters requests may name (lpx_request.adapter), slots 1, 2, ... in order.
+  std::vector<std::unique_ptr<ResidentAdapter>> adapters;
 };
 
 class Engine {
@@ -90,6 +93,12 @@ class Engine {
   const Hyperparameters& hyperparameters() const noexcept { return h_; }
   const EngineConfig& config() const noexcept { return config_; }
   std::size_t kv_cache_bytes() const noexcept { return cache_->bytes(); }
+  // The resident LoRA adapters' A and B matrices (mapped from their files).
+  std::uint64_t adapter_bytes() const noexcept {
+    std::uint64_t total = 0;
+    for (const auto& adapter : parts_.adapters) total += adapter->lora().bytes();
+    return total;
+  }
 
   // Prompt tokens for `request` as the engine would run it (for --ids style tools and tests).
   Expected<std::vector<std::int32_t>> prompt_tokens(const lpx_request& request) const;

@@ -50,12 +50,32 @@ Expected<SamplerLinkSpec> default_instance(PluginRegistry& registry, const std::
   return spec;
 }
 
+Expected<std::vector<AdapterSpec>> adapter_specs(const std::vector<std::string>& texts) {
+  std::vector<AdapterSpec> specs;
+  for (const std::string& text : texts) {
+    auto spec = parse_adapter_spec(text);
+    if (!spec) return unexpected(spec.error());
+    for (const AdapterSpec& earlier : specs) {
+      if (earlier.name == spec->name) return invalid_argument("two adapters are named '" + spec->name + "'");
+    }
+    specs.push_back(std::move(*spec));
+  }
+  return specs;
+}
+
 Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry) {
   for (const LoraSpec& lora : inputs.loras) {
     auto merged = merge_lora(*inputs.file, lora, registry);
     if (!merged) return unexpected(merged.error().with_context("lora"));
     spdlog::info("{}: LoRA adapter {} merged at scale {} (rank {}, alpha {}): {} weights changed",
                  inputs.file->path(), lora.path, lora.scale, merged->rank, merged->alpha, merged->tensors);
+  }
+  EngineParts parts;
+  for (const AdapterSpec& spec : inputs.adapters) {
+    const auto slot = static_cast<std::uint32_t>(parts.adapters.size() + 1);
+    auto adapter = ResidentAdapter::load(spec, slot, *inputs.file, registry);
+    if (!adapter) return unexpected(adapter.error().with_context("adapters"));
+    parts.adapters.push_back(std::move(*adapter));
   }
   if (inputs.quantize) {
     const auto started = std::chrono::steady_clock::now();
@@ -67,7 +87,6 @@ Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegist
                  static_cast<double>(done->output_bytes) / (1 << 20),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  EngineParts parts;
   auto vocabulary = load_vocabulary(*inputs.file);
   if (!vocabulary) return unexpected(vocabulary.error().with_context(inputs.file->path()));
   auto tokenizer = Tokenizer::create(std::move(*vocabulary));
@@ -142,6 +161,11 @@ Expected<std::unique_ptr<Engine>> build_model_engine(const Pipeline& pipeline,
       if (!spec) return unexpected(spec.error().prefixed(where));
       inputs.loras.push_back(*spec);
     }
+  }
+  if (auto it = values.find("adapters"); it != values.end()) {
+    auto specs = adapter_specs(std::get<std::vector<std::string>>(it->second));
+    if (!specs) return unexpected(specs.error().prefixed(where + "adapters: "));
+    inputs.adapters = std::move(*specs);
   }
   if (auto it = values.find("quantize"); it != values.end()) {
     inputs.quantize = parse_quant_mix(std::get<std::string>(it->second));  // a checked choice

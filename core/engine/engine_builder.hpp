@@ -11,7 +11,8 @@
 
 #include "engine/engine.hpp"
 #include "engine/sampler_chain_factory.hpp"
-#include "model/lora_adapter.hpp"
+#include "model/lora_merge.hpp"
+#include "model/resident_adapter.hpp"
 #include "model/model_file.hpp"
 #include "quantize/quantization_plan.hpp"
 #include "pipeline/pipeline.hpp"
@@ -27,12 +28,17 @@ struct EngineInputs {
   // LoRA adapters merged into the weights as the model loads, before any quantizing ([model]
   // lora, --lora).
   std::vector<LoraSpec> loras;
+  // LoRA adapters kept beside the weights for the requests that name them ([model] adapters).
+  std::vector<AdapterSpec> adapters;
   std::optional<std::string> chat_template_path;  // replaces the model's template
   std::unique_ptr<ModelFile> draft_file;  // speculative decoding's draft model, if any
   std::shared_ptr<PluginInstance> backend;
   std::vector<SamplerLinkSpec> sampler_chain;     // the last link selects
   EngineConfig config;
 };
+
+// `[model] adapters` as written: each "NAME=FILE[@SCALE]" parsed, the names unique.
+Expected<std::vector<AdapterSpec>> adapter_specs(const std::vector<std::string>& texts);
 
 // `registry` must outlive the engine (per-request sampler overrides load plugins through it).
 Expected<std::unique_ptr<Engine>> build_engine(EngineInputs inputs, PluginRegistry& registry);

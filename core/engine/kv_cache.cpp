@@ -98,8 +98,8 @@ void KvCache::drop_before(BlockTable& table, std::uint32_t position) {
 }
 
 std::uint32_t KvCache::map_cached_prefix(BlockTable& table, const std::int32_t* tokens,
-                                         std::uint32_t max_blocks, std::uint64_t& key) {
-  key = PrefixIndex::kRoot;
+                                         std::uint32_t max_blocks, std::uint64_t& key, std::uint64_t root) {
+  key = root;
   std::uint32_t mapped = 0;
   while (mapped < max_blocks) {
     const std::int32_t* block_tokens = tokens + std::size_t{mapped} * shape_.block_size;

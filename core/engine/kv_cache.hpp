@@ -95,10 +95,11 @@ class KvCache {
 
   // --- prefix caching -------------------------------------------------------------------------
   // Maps into the empty `table` the longest run of cached blocks that hold `tokens` from the
-  // start, at most `max_blocks` of them; returns how many. `key` becomes the last one's key
-  // (PrefixIndex::kRoot when none).
+  // start, at most `max_blocks` of them, in the chain that starts at `root` (the base model's,
+  // or a LoRA adapter's); returns how many. `key` becomes the last mapped block's key (`root`
+  // when none).
   std::uint32_t map_cached_prefix(BlockTable& table, const std::int32_t* tokens, std::uint32_t max_blocks,
-                                  std::uint64_t& key);
+                                  std::uint64_t& key, std::uint64_t root = PrefixIndex::kRoot);
   // Indexes the blocks of `table` that the first `count` of `tokens` have filled since the first
   // `published` ones (advanced; `key` is the last published block's key), so later prompts can
   // map them.

@@ -20,6 +20,7 @@
 #include "engine/sampler_chain.hpp"
 #include "engine/stop_matcher.hpp"
 #include "lpx/engine.h"
+#include "model/resident_adapter.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace lpx::core {
@@ -30,6 +31,10 @@ using Clock = std::chrono::steady_clock;
 struct Sequence {
   BlockTable blocks;
   std::vector<std::int32_t> tokens;
+  // The adapter the K/V was computed with (NULL: the base model), and the root of its chain of
+  // prefix keys: cached prefixes are shared only between requests of the same adapter.
+  const ResidentAdapter* adapter = nullptr;
+  std::uint64_t root = PrefixIndex::kRoot;
   // Prefix caching: the first `published` full blocks are indexed (or were mapped from the
   // index); `key` is the last one's (KvCache::publish).
   std::uint32_t published = 0;
@@ -40,7 +45,7 @@ struct Sequence {
   void rewind(std::size_t n) {
     tokens.resize(n);
     published = 0;
-    key = PrefixIndex::kRoot;
+    key = root;
     if (n <= decoded_from) decoded_from = SIZE_MAX;  // what follows is computed again
   }
 };
@@ -63,6 +68,7 @@ struct Request {
   int32_t (*on_token)(void*, const lpx_token_event*) = nullptr;
   void (*on_done)(void*, const lpx_request_result*) = nullptr;
   std::uint64_t session = 0;
+  const ResidentAdapter* adapter = nullptr;  // lpx_request.adapter; NULL: the base model
 
   std::unique_ptr<Sequence> own_sequence;
   Sequence* sequence = nullptr;   // set at admission; NULL again once finished

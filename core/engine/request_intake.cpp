@@ -102,7 +102,8 @@ Expected<boost::json::array> json_tools(const char* text) {
 RequestIntake::RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* chat_template,
                              std::string chat_template_origin, SamplerChainFactory& samplers,
                              const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab,
-                             const DraftModel* draft_model)
+                             const DraftModel* draft_model,
+                             const std::vector<std::unique_ptr<ResidentAdapter>>& adapters)
     : tokenizer_(tokenizer),
       chat_template_(chat_template),
       chat_template_origin_(std::move(chat_template_origin)),
@@ -110,7 +111,8 @@ RequestIntake::RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* cha
       cache_(cache),
       config_(config),
       n_vocab_(n_vocab),
-      draft_model_(draft_model) {}
+      draft_model_(draft_model),
+      adapters_(adapters) {}
 
 Expected<std::vector<std::int32_t>> RequestIntake::prompt_tokens(const lpx_request& request) const {
   const bool has_prompt = request.prompt != nullptr;
@@ -222,6 +224,20 @@ Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& cal
                    "top_logprobs");
   }
   if (request.on_done == nullptr) return invalid_argument("request.on_done is required");
+  const ResidentAdapter* adapter = nullptr;
+  if (request.adapter != nullptr && request.adapter[0] != '\0') {
+    for (const auto& a : adapters_) {
+      if (a->name() == request.adapter) adapter = a.get();
+    }
+    if (adapter == nullptr) {
+      std::string names;
+      for (const auto& a : adapters_) names += (names.empty() ? "" : ", ") + a->name();
+      return unexpected(Status(LPX_ERR_NOT_FOUND,
+                               "no LoRA adapter '" + std::string(request.adapter) + "' is loaded with this model (" +
+                                   (names.empty() ? std::string("it has none") : "adapters: " + names) + ")",
+                               "model"));
+    }
+  }
   // The request field its input came from, which the prompt's refusals are about.
   const char* input = request.messages != nullptr || request.message_count != 0 ||
                               request.messages_json != nullptr
@@ -251,6 +267,7 @@ Expected<std::unique_ptr<Request>> RequestIntake::prepare(const lpx_request& cal
                              "max_tokens"));
   }
   auto r = std::make_unique<Request>();
+  r->adapter = adapter;
   r->prompt = std::move(*prompt);
   r->max_tokens = request.max_tokens;
   r->positions_needed = request.max_tokens != 0

@@ -30,7 +30,8 @@ class RequestIntake {
   RequestIntake(const Tokenizer& tokenizer, const ChatTemplate* chat_template,
                 std::string chat_template_origin, SamplerChainFactory& samplers,
                 const KvCache& cache, const EngineConfig& config, std::uint32_t n_vocab,
-                const DraftModel* draft_model);
+                const DraftModel* draft_model,
+                const std::vector<std::unique_ptr<ResidentAdapter>>& adapters);
 
   // The prompt tokens of `request` as the engine would run them: its prompt_tokens, its prompt
   // encoded, or its messages rendered by the chat template and encoded.
@@ -48,6 +49,7 @@ class RequestIntake {
   const EngineConfig& config_;
   std::uint32_t n_vocab_;
   const DraftModel* draft_model_;
+  const std::vector<std::unique_ptr<ResidentAdapter>>& adapters_;
 };
 
 }  // namespace lpx::core

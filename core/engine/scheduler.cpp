@@ -9,6 +9,13 @@ Scheduler::Scheduler(KvCache& cache, const EngineConfig& config) : cache_(cache)
   running_.reserve(config_.max_sequences);
 }
 
+void Scheduler::use_adapter(Sequence& s, const ResidentAdapter* adapter) {
+  // Each adapter's prefixes hang off a root of their own (an odd multiplier keeps them apart).
+  s.adapter = adapter;
+  s.root = PrefixIndex::kRoot + (adapter != nullptr ? adapter->slot() * 0x9e3779b97f4a7c15ULL : 0);
+  s.key = s.root;
+}
+
 void Scheduler::enqueue(std::unique_ptr<Request> request) { waiting_.push_back(std::move(request)); }
 
 void Scheduler::admit_waiting() {
@@ -43,13 +50,17 @@ bool Scheduler::admit(Request& r) {
     if (window > 0 && common > 0 && attended_from < s.blocks.first_held_position(config_.block_size)) {
       common = 0;
     }
+    // K/V computed under another adapter (or none) is of no use to this one.
+    if (s.adapter != r.adapter) common = 0;
     // A block another sequence shares is not rewritten: the cut may fall back to its start.
     s.rewind(cache_.truncate(s.blocks, static_cast<std::uint32_t>(common)));
+    if (s.tokens.empty()) use_adapter(s, r.adapter);
     sequence = &s;
   } else {
     r.own_sequence = std::make_unique<Sequence>();
     r.own_sequence->blocks = BlockTable(config_.context_size, config_.block_size);
     r.own_sequence->tokens.reserve(r.positions_needed);
+    use_adapter(*r.own_sequence, r.adapter);
     sequence = r.own_sequence.get();
   }
   // The longest cached run of the prompt's full blocks, leaving at least two rows to compute:
@@ -61,7 +72,7 @@ bool Scheduler::admit(Request& r) {
   const bool looked_up = config_.prefix_cache && sequence->tokens.empty();
   std::uint32_t mapped = 0;
   if (looked_up) {
-    mapped = cache_.map_cached_prefix(sequence->blocks, r.prompt.data(), eligible, sequence->key);
+    mapped = cache_.map_cached_prefix(sequence->blocks, r.prompt.data(), eligible, sequence->key, sequence->root);
     sequence->published = mapped;
     sequence->tokens.assign(r.prompt.begin(), r.prompt.begin() + std::ptrdiff_t{mapped} * config_.block_size);
   }
@@ -214,9 +225,9 @@ void Scheduler::plan(Batch& batch, std::vector<Request*>& output_requests) const
         // the decode arithmetic (a multi-row run would take the prefill kernels, whose
         // different rounding could change a pick), reading the rows before it, whose K/V the
         // step stores first.
-        for (std::uint32_t i = 0; i < n; ++i) batch.sequences.push_back({&s.blocks, first_row + i, 1});
+        for (std::uint32_t i = 0; i < n; ++i) batch.sequences.push_back({&s.blocks, first_row + i, 1, s.adapter});
       } else {
-        batch.sequences.push_back({&s.blocks, first_row, n});
+        batch.sequences.push_back({&s.blocks, first_row, n, s.adapter});
       }
       if (decoding) {  // every row: each picks a token once the rows before it are confirmed
         for (std::uint32_t i = 0; i < n; ++i) {

@@ -71,6 +71,8 @@ class Scheduler {
  private:
   bool admit(Request& request);
   void evict_idle_sessions();
+  // `s` (holding no tokens) is to be computed with `adapter`: its prefix chain starts there.
+  static void use_adapter(Sequence& s, const ResidentAdapter* adapter);
 
   KvCache& cache_;
   const EngineConfig& config_;

@@ -45,7 +45,8 @@ bool any_layer(const lpx_transformer_desc& d, bool (*has)(const lpx_transformer_
 
 TransformerForward::TransformerForward(const TransformerModel& model, Backend& backend,
                                        KvCache& cache, std::uint32_t max_rows,
-                                       std::uint32_t max_context)
+                                       std::uint32_t max_context,
+                                       const std::vector<std::unique_ptr<ResidentAdapter>>& adapters)
     : d_(model.desc()),
       scales_queries_(model.scales_queries()),
       backend_(backend),
@@ -68,6 +69,15 @@ TransformerForward::TransformerForward(const TransformerModel& model, Backend& b
       any_layer(d_, [](const lpx_transformer_layer& l) { return l.ffn_gate_up != nullptr; });
   gate_.resize(rows * d_.n_ff * (fused_ffn ? 2 : 1));
   up_.resize(rows * d_.n_ff);
+  std::size_t rank = 0, width = 0;
+  for (const auto& adapter : adapters) {
+    for (const LoraPair& p : adapter->lora().pairs()) {
+      rank = std::max<std::size_t>(rank, p.rank);
+      width = std::max<std::size_t>(width, static_cast<std::size_t>(p.b->dims[1]));
+    }
+  }
+  lora_mid_.resize(rows * rank);
+  lora_out_.resize(rows * width);
 
   lpx_backend_limits limits{};
   limits.struct_size = sizeof(lpx_backend_limits);
@@ -89,7 +99,7 @@ void TransformerForward::run(const Batch& batch, float* logits) {
   for (std::uint32_t i = 0; i < d_.n_layer; ++i) {
     const lpx_transformer_layer& layer = *lpx_transformer_layer_at(&d_, i);
     attention_block(batch, layer, i);
-    feed_forward_block(rows, layer);
+    feed_forward_block(batch, layer);
   }
   // The head runs only on the rows whose logits are wanted.
   const auto outputs = static_cast<std::uint32_t>(batch.output_rows.size());
@@ -101,6 +111,7 @@ void TransformerForward::run(const Batch& batch, float* logits) {
   backend_.rms_norm(proj_.data(), floats(d_.output_norm), norm_.data(), outputs, embd,
                     d_.norm_eps);
   backend_.matmul(*d_.output, norm_.data(), logits, outputs);
+  if (!lora_mid_.empty()) add_head_adapters(batch, norm_.data(), logits);
   const std::size_t n_logits = std::size_t{outputs} * d_.n_vocab;
   scale_in_place(logits, n_logits, d_.logit_scale);
   if (d_.final_softcap > 0.0f) {
@@ -109,15 +120,60 @@ void TransformerForward::run(const Batch& batch, float* logits) {
   }
 }
 
-void TransformerForward::project_qkv(std::uint32_t rows, const lpx_transformer_layer& layer) {
+void TransformerForward::project(const lpx_tensor_view& weight, const float* x, float* y, const Batch& batch) {
+  backend_.matmul(weight, x, y, batch.rows());
+  if (lora_mid_.empty()) return;
+  // Runs of consecutive rows that share an adapter, each in one product.
+  const auto& sequences = batch.sequences;
+  for (std::size_t s = 0; s < sequences.size();) {
+    std::size_t end = s + 1;
+    std::uint32_t n = sequences[s].n_rows;
+    while (end < sequences.size() && sequences[end].adapter == sequences[s].adapter) n += sequences[end++].n_rows;
+    if (sequences[s].adapter != nullptr) add_adapter(sequences[s].adapter, weight, x, y, sequences[s].first_row, n);
+    s = end;
+  }
+}
+
+void TransformerForward::add_adapter(const ResidentAdapter* adapter, const lpx_tensor_view& weight, const float* x,
+                                     float* y, std::uint32_t first, std::uint32_t n) {
+  const LoraPair* pair = adapter->find(weight.name);
+  if (pair == nullptr) return;
+  const auto in = static_cast<std::size_t>(weight.dims[0]);
+  const auto out = static_cast<std::size_t>(weight.dims[1]);
+  backend_.matmul(*pair->a, x + first * in, lora_mid_.data(), n);
+  backend_.matmul(*pair->b, lora_mid_.data(), lora_out_.data(), n);
+  float* rows = y + first * out;
+  const float s = pair->scale;
+  for (std::size_t i = 0, count = std::size_t{n} * out; i < count; ++i) rows[i] += s * lora_out_[i];
+}
+
+void TransformerForward::add_head_adapters(const Batch& batch, const float* x, float* logits) {
+  // Output row o is batch row output_rows[o]; both lists ascend, so one walk pairs them.
+  std::size_t s = 0;
+  const auto outputs = static_cast<std::uint32_t>(batch.output_rows.size());
+  for (std::uint32_t o = 0; o < outputs;) {
+    const auto adapter_of = [&](std::uint32_t row) {
+      while (batch.sequences[s].first_row + batch.sequences[s].n_rows <= row) ++s;
+      return batch.sequences[s].adapter;
+    };
+    const ResidentAdapter* adapter = adapter_of(batch.output_rows[o]);
+    std::uint32_t end = o + 1;
+    while (end < outputs && adapter_of(batch.output_rows[end]) == adapter) ++end;
+    if (adapter != nullptr) add_adapter(adapter, *d_.output, x, logits, o, end - o);
+    o = end;
+  }
+}
+
+void TransformerForward::project_qkv(const Batch& batch, const lpx_transformer_layer& layer) {
+  const std::uint32_t rows = batch.rows();
   if (layer.wqkv == nullptr) {
-    backend_.matmul(*layer.wq, norm_.data(), q_.data(), rows);
-    backend_.matmul(*layer.wk, norm_.data(), k_.data(), rows);
-    backend_.matmul(*layer.wv, norm_.data(), v_.data(), rows);
+    project(*layer.wq, norm_.data(), q_.data(), batch);
+    project(*layer.wk, norm_.data(), k_.data(), batch);
+    project(*layer.wv, norm_.data(), v_.data(), batch);
     return;
   }
   const std::size_t width = q_width_ + 2 * std::size_t{kv_width_};
-  backend_.matmul(*layer.wqkv, norm_.data(), qkv_.data(), rows);
+  project(*layer.wqkv, norm_.data(), qkv_.data(), batch);
   copy_columns(qkv_.data(), width, 0, q_width_, rows, q_.data());
   copy_columns(qkv_.data(), width, q_width_, kv_width_, rows, k_.data());
   copy_columns(qkv_.data(), width, q_width_ + kv_width_, kv_width_, rows, v_.data());
@@ -128,7 +184,7 @@ void TransformerForward::attention_block(const Batch& batch, const lpx_transform
   const std::uint32_t rows = batch.rows();
   backend_.rms_norm(x_.data(), floats(layer.attn_norm), norm_.data(), rows, d_.n_embd,
                     d_.norm_eps);
-  project_qkv(rows, layer);
+  project_qkv(batch, layer);
   add_bias(q_.data(), layer.bq, rows, q_width_);
   add_bias(k_.data(), layer.bk, rows, kv_width_);
   add_bias(v_.data(), layer.bv, rows, kv_width_);
@@ -174,11 +230,12 @@ void TransformerForward::attention_block(const Batch& batch, const lpx_transform
     args.softcap = d_.attention_softcap;
     backend_.attention(args);
   }
-  backend_.matmul(*layer.wo, attn_.data(), proj_.data(), rows);
+  project(*layer.wo, attn_.data(), proj_.data(), batch);
   add_residual(rows, layer.post_attention_norm);
 }
 
-void TransformerForward::feed_forward_block(std::uint32_t rows, const lpx_transformer_layer& layer) {
+void TransformerForward::feed_forward_block(const Batch& batch, const lpx_transformer_layer& layer) {
+  const std::uint32_t rows = batch.rows();
   backend_.rms_norm(x_.data(), floats(layer.ffn_norm), norm_.data(), rows, d_.n_embd,
                     d_.norm_eps);
   const std::size_t n_ff = d_.n_ff;
@@ -186,12 +243,12 @@ void TransformerForward::feed_forward_block(std::uint32_t rows, const lpx_transf
   std::size_t stride = n_ff;
   const float* up = up_.data();
   if (layer.ffn_gate_up != nullptr) {
-    backend_.matmul(*layer.ffn_gate_up, norm_.data(), gate_.data(), rows);
+    project(*layer.ffn_gate_up, norm_.data(), gate_.data(), batch);
     stride = 2 * n_ff;
     up = gate_.data() + n_ff;
   } else {
-    backend_.matmul(*layer.ffn_gate, norm_.data(), gate_.data(), rows);
-    backend_.matmul(*layer.ffn_up, norm_.data(), up_.data(), rows);
+    project(*layer.ffn_gate, norm_.data(), gate_.data(), batch);
+    project(*layer.ffn_up, norm_.data(), up_.data(), batch);
   }
   // Row by row (the kernels' arithmetic treats a call's last n % 8 elements differently), into
   // the packed rows x n_ff the down projection reads: row r's output never overwrites a gate
@@ -205,7 +262,7 @@ void TransformerForward::feed_forward_block(std::uint32_t rows, const lpx_transf
       backend_.swiglu(gate, up + r * stride, out, n_ff);
     }
   }
-  backend_.matmul(*layer.ffn_down, gate_.data(), proj_.data(), rows);
+  project(*layer.ffn_down, gate_.data(), proj_.data(), batch);
   add_residual(rows, layer.post_ffn_norm);
 }
 

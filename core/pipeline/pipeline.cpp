@@ -297,6 +297,10 @@ std::vector<OptionSpec> model_core_options(bool named) {
        "LoRA adapters (llama.cpp's GGUF adapter files) merged into the weights as the model "
        "loads: \"FILE\" or \"FILE@SCALE\" each",
        {}, {}},
+      {"adapters", LPX_OPTION_STRING_LIST, false, std::nullopt,
+       "LoRA adapters (llama.cpp's GGUF adapter files) kept beside the weights for the requests "
+       "that name them (model \"MODEL:NAME\"): \"NAME=FILE\" or \"NAME=FILE@SCALE\" each",
+       {}, {}},
       {"quantize", LPX_OPTION_STRING, false, std::nullopt,
        "Quantize the model's F32/F16/BF16 weights as it loads, as `quantize --type` would (a "
        "Hugging Face directory at a quantized model's size and speed)",

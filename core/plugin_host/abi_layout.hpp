@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "lpx/engine.h"
+#include "lpx/models.h"
 #include "lpx/lpx.h"
 
 namespace lpx::core::abi {
@@ -58,6 +59,11 @@ inline constexpr Layout kLayouts[] = {
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
     // 2.6: model formats gain probe_path, metadata_count and metadata_key_at
     {6, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, metadata_key_at), LPX_END_OF(lpx_quant_backend_api, model_free),
+     LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
+    // 2.7: no plugin table grows (lpx_request.adapter, lpx_model_entry.parent,
+    // lpx_model_lease.adapter)
+    {7, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, metadata_key_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
 };
@@ -151,8 +157,11 @@ static_assert(offsetof(lpx_sampling_overrides, logit_bias_count) == 96 &&
               "the 2.0 sampling overrides and their 2.1 grammar cannot change");
 static_assert(sizeof(lpx_vocabulary) == 48, "the 2.1 vocabulary cannot change");
 static_assert(offsetof(lpx_request, flags) == 120 && offsetof(lpx_request, messages_json) == 128 &&
-                  offsetof(lpx_request, tools_json) == 136,
-              "the 2.0 request and its 2.1 messages_json and tools_json cannot change");
+                  offsetof(lpx_request, tools_json) == 136 && offsetof(lpx_request, adapter) == 144,
+              "the 2.0 request, its 2.1 messages_json and tools_json and its 2.7 adapter cannot change");
+static_assert(offsetof(lpx_model_entry, idle_seconds) == 48 && offsetof(lpx_model_entry, parent) == 56 &&
+                  offsetof(lpx_model_lease, retry_after_s) == 40 && offsetof(lpx_model_lease, adapter) == 48,
+              "the 2.5 model entry and lease and their 2.7 parent and adapter cannot change");
 static_assert(offsetof(lpx_candidates, has_probabilities) == 28 && offsetof(lpx_candidates, tokens_left) == 32,
               "the 2.0 candidates and their 2.2 tokens_left cannot change");
 static_assert(offsetof(lpx_engine_stats, steps) == 40 && offsetof(lpx_engine_stats, prefix_cache_hits) == 48 &&

@@ -61,7 +61,10 @@ std::shared_ptr<ModelPool::Slot> ModelPool::find_locked(std::string_view name) c
 
 std::string ModelPool::served_names_locked() const {
   std::string names;
-  for (const auto& slot : slots_) names += (names.empty() ? "" : ", ") + slot->model.name;
+  for (const auto& slot : slots_) {
+    names += (names.empty() ? "" : ", ") + slot->model.name;
+    for (const ServedAdapter& adapter : slot->model.adapters) names += ", " + adapter.listed;
+  }
   return names;
 }
 
@@ -121,6 +124,20 @@ void ModelPool::install_locked(Slot& slot, LoadedEngine loaded) {
   slot.bytes = slot.loaded.memory_bytes;  // measured from now on
   slot.load_id = next_load_++;
   slot.state = LPX_MODEL_LOADED;
+}
+
+std::pair<std::shared_ptr<ModelPool::Slot>, const std::string*> ModelPool::resolve_locked(
+    std::string_view name) const {
+  if (auto slot = find_locked(name)) return {slot, nullptr};
+  // Model names may hold ':' themselves: try every split.
+  for (std::size_t colon = name.find(':'); colon != std::string_view::npos; colon = name.find(':', colon + 1)) {
+    auto slot = find_locked(name.substr(0, colon));
+    if (!slot || colon == 0) continue;
+    for (const ServedAdapter& adapter : slot->model.adapters) {
+      if (adapter.name == name.substr(colon + 1)) return {slot, &adapter.name};
+    }
+  }
+  return {nullptr, nullptr};
 }
 
 Lease ModelPool::lease_locked(const std::shared_ptr<Slot>& slot, bool peek) {
@@ -234,6 +251,14 @@ void ModelPool::list(const std::function<void(const lpx_model_entry&)>& visit) c
     e.memory_bytes = slot->bytes;
     e.idle_seconds = slot->leases == 0 ? std::chrono::duration<double>(now - slot->idle_since).count() : 0;
     visit(e);
+    for (const ServedAdapter& adapter : slot->model.adapters) {
+      lpx_model_entry a = e;
+      a.name = adapter.listed.c_str();
+      a.path = adapter.path.c_str();
+      a.is_default = 0;
+      a.parent = slot->model.name.c_str();
+      visit(a);
+    }
   }
 }
 
@@ -246,12 +271,18 @@ void ModelPool::acquire(std::string_view name, AcquireCallback done) {
     done(unavailable("the server is stopping"), retry);
     return;
   }
-  const std::shared_ptr<Slot> slot = find_locked(name);
+  const auto [slot, adapter] = resolve_locked(name);
   if (!slot) {
     const std::string served = served_names_locked();
     lock.unlock();
     done(not_found("model '" + std::string(name) + "' is not served here; models: " + served, "model"), 0);
     return;
+  }
+  if (adapter != nullptr) {  // the lease says which adapter its name chose
+    done = [inner = std::move(done), adapter](Expected<Lease> lease, double retry_after_s) {
+      if (lease) lease->adapter = adapter;
+      inner(std::move(lease), retry_after_s);
+    };
   }
   if (slot->state == LPX_MODEL_LOADED) {
     Lease lease = lease_locked(slot, false);
@@ -280,9 +311,11 @@ void ModelPool::acquire(std::string_view name, AcquireCallback done) {
 
 std::optional<Lease> ModelPool::acquire_if_loaded(std::string_view name) {
   std::lock_guard lock(mutex_);
-  const std::shared_ptr<Slot> slot = find_locked(name);
+  const auto [slot, adapter] = resolve_locked(name);
   if (!accepting_ || !slot || slot->state != LPX_MODEL_LOADED) return std::nullopt;
-  return lease_locked(slot, true);
+  Lease lease = lease_locked(slot, true);
+  lease.adapter = adapter;
+  return lease;
 }
 
 void ModelPool::release(std::uint64_t lease_id) {

@@ -41,10 +41,18 @@ struct LoadedEngine {
   std::uint64_t memory_bytes = 0;  // what it holds now: weights and KV cache
 };
 
+// A LoRA adapter served beside its model ([model] adapters): requests name it "MODEL:NAME".
+struct ServedAdapter {
+  std::string name;     // NAME
+  std::string listed;   // "MODEL:NAME"
+  std::string path;
+};
+
 // How to serve one model.
 struct ServedModel {
   std::string name;  // what requests name it by
   std::string path;
+  std::vector<ServedAdapter> adapters;
   std::uint32_t context_size = 0;
   // Identifies the configuration and the file's state: a reload keeps a loaded model only
   // when this is unchanged.
@@ -66,6 +74,7 @@ struct Lease {
   lpx_engine* engine = nullptr;
   const std::string* name = nullptr;  // lives until the lease is released
   std::uint64_t load_id = 0;
+  const std::string* adapter = nullptr;  // "MODEL:NAME" acquired: NAME (lives as `name`); else NULL
 };
 
 // Called once per acquire, with no lock held: a lease, or why none (and when to retry).
@@ -83,9 +92,11 @@ class ModelPool {
   // or the default cannot load.
   Expected<bool> configure(std::vector<ServedModel> models, PoolSettings settings);
 
-  // `visit` sees every served model, the default first, under the pool's lock.
+  // `visit` sees every served model, the default first, each followed by its adapters, under
+  // the pool's lock.
   void list(const std::function<void(const lpx_model_entry&)>& visit) const;
-  // Leases model `name` ("" = the default); see lpx_models_api.acquire.
+  // Leases model `name` ("" = the default; "MODEL:NAME" = MODEL with its adapter NAME); see
+  // lpx_models_api.acquire.
   void acquire(std::string_view name, AcquireCallback done);
   void release(std::uint64_t lease_id);
   // A lease on model `name` if it is loaded now; never loads it, and its release leaves the
@@ -103,6 +114,9 @@ class ModelPool {
   using Unloads = std::vector<std::shared_ptr<void>>;  // engines to destroy once unlocked
 
   std::shared_ptr<Slot> find_locked(std::string_view name) const;
+  // The slot `name` leases and the adapter it selects (NULL: none); a NULL slot when neither a
+  // model nor a "MODEL:ADAPTER" of this pool.
+  std::pair<std::shared_ptr<Slot>, const std::string*> resolve_locked(std::string_view name) const;
   // `peek`: a look at the engine (its stats), which leaves the model's idle time running.
   Lease lease_locked(const std::shared_ptr<Slot>& slot, bool peek);
   // Unloads idle slots (least recently used first; the default too when `defaults_too`) until

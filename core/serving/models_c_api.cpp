@@ -1,5 +1,6 @@
 #include "serving/models_c_api.hpp"
 
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <string_view>
@@ -32,6 +33,7 @@ void report(lpx_model_acquired on_acquired, void* user, const Expected<Lease>& l
     out.engine = lease->engine;
     out.name = lease->name->c_str();
     out.load_id = lease->load_id;
+    out.adapter = lease->adapter != nullptr ? lease->adapter->c_str() : nullptr;
     on_acquired(user, nullptr, &out);
     return;
   }
@@ -69,7 +71,8 @@ void release(lpx_models* models, uint64_t lease_id) noexcept {
 }
 
 int32_t acquire_if_loaded(lpx_models* models, const char* name, lpx_model_lease* out) noexcept {
-  if (models == nullptr || out == nullptr || out->struct_size < sizeof(lpx_model_lease)) return 0;
+  // A 2.5 transport's lease ends before `adapter`.
+  if (models == nullptr || out == nullptr || out->struct_size < offsetof(lpx_model_lease, adapter)) return 0;
   try {
     const std::optional<Lease> lease = self(models).acquire_if_loaded(name ? name : "");
     if (!lease) return 0;
@@ -78,6 +81,9 @@ int32_t acquire_if_loaded(lpx_models* models, const char* name, lpx_model_lease*
     out->name = lease->name->c_str();
     out->load_id = lease->load_id;
     out->retry_after_s = 0;
+    if (out->struct_size >= sizeof(lpx_model_lease)) {
+      out->adapter = lease->adapter != nullptr ? lease->adapter->c_str() : nullptr;
+    }
     return 1;
   } catch (const std::exception& e) {
     spdlog::error("models.acquire_if_loaded: {}", e.what());

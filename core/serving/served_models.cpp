@@ -49,6 +49,11 @@ Expected<std::pair<std::uint64_t, std::uint32_t>> estimate(const PipelineSection
   const std::uint64_t per_position =
       std::uint64_t{h->n_layer} * h->n_head_kv * (std::uint64_t{h->head_dim} + h->head_dim_v) * 2;
   std::uint64_t weights = file_bytes(path);
+  if (auto it = o.values.find("adapters"); it != o.values.end()) {  // resident beside the weights
+    auto specs = adapter_specs(std::get<std::vector<std::string>>(it->second));
+    if (!specs) return unexpected(specs.error().prefixed("[" + model.slot + "] adapters: "));
+    for (const AdapterSpec& spec : *specs) weights += file_bytes(spec.lora.path);
+  }
   if (auto it = o.values.find("quantize"); it != o.values.end()) {  // quantized as it loads
     auto bytes = quantized_tensor_bytes(**file, *parse_quant_mix(std::get<std::string>(it->second)));
     if (!bytes) return unexpected(bytes.error().prefixed("[" + model.slot + "] quantize: "));
@@ -119,6 +124,11 @@ Expected<std::vector<ServedModel>> served_models(const Pipeline& pipeline, Plugi
     ServedModel m;
     m.name = model_name(section, path);
     m.path = path;
+    if (auto it = section.core_options.values.find("adapters"); it != section.core_options.values.end()) {
+      auto specs = adapter_specs(std::get<std::vector<std::string>>(it->second));
+      if (!specs) return unexpected(specs.error().prefixed("[" + section.slot + "] adapters: "));
+      for (const AdapterSpec& spec : *specs) m.adapters.push_back({spec.name, m.name + ":" + spec.name, spec.lora.path});
+    }
     m.context_size = size->second;
     m.definition = definition(*shared, section, path);
     m.estimated_bytes = size->first;
@@ -129,8 +139,8 @@ Expected<std::vector<ServedModel>> served_models(const Pipeline& pipeline, Plugi
       std::shared_ptr<Engine> owner = std::move(*engine);
       LoadedEngine loaded;
       loaded.engine = to_c(*owner);
-      loaded.memory_bytes =
-          file_bytes(std::get<std::string>(model.core_options.values.at("path"))) + owner->kv_cache_bytes();
+      loaded.memory_bytes = file_bytes(std::get<std::string>(model.core_options.values.at("path"))) +
+                            owner->adapter_bytes() + owner->kv_cache_bytes();
       loaded.owner = std::move(owner);
       return loaded;
     };

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import (ROOT, Job, assert_exactly_once, batch, describe, outcomes, read_json,
+from conftest import (PIPELINE, ROOT, Job, _run, assert_exactly_once, batch, describe, outcomes, read_json,
                       write_jsonl)
 
 
@@ -141,3 +141,28 @@ def test_chat_lines_with_tools_get_tool_calls(tmp_path):
     assert call["id"].startswith("call_") and call["function"]["name"] == "get_weather"
     arguments = json.loads(call["function"]["arguments"])
     assert set(arguments) == {"city"} and isinstance(arguments["city"], str) and len(arguments["city"]) <= 20
+
+
+def test_lines_choose_lora_adapters_by_model(tmp_path):
+    """`batch --adapter NAME=FILE`: a line whose model is "MODEL:NAME" runs with the adapter, other
+    model names run the model alone, and an adapter the model lacks fails that line only."""
+    base = tmp_path / "qwen3.gguf"
+    convert = _run([PIPELINE, "convert", str(ROOT / "tests/fixtures/hf/qwen3"), "-o", str(base)], 120)
+    assert convert.returncode == 0, describe(convert)
+    adapter = ROOT / "tests/fixtures/lora/qwen3-lora-r4.gguf"
+    source = tmp_path / "adapters.jsonl"
+    lines = [_request(f"{i}-{model}", model=model, prompt="Hello there", max_tokens=6, logprobs=1)
+             for i in range(2) for model in ("qwen3", "qwen3:full", "gpt-4o-mini")]
+    expected = write_jsonl(source, lines + [_request("nope", model="qwen3:nope", prompt="Hi", max_tokens=2)])
+    run_dir = tmp_path / "run"
+    proc = batch("--input", source, "--run-dir", run_dir, "--adapter", f"full={adapter}", model=base)
+    assert proc.returncode == 0, describe(proc)
+    assert_exactly_once(run_dir, expected)
+    results, failures = outcomes(run_dir)
+    assert [f["custom_id"] for f in failures] == ["nope"], failures
+    assert "no LoRA adapter 'nope'" in failures[0]["error"]["message"], failures[0]
+    logprobs = {r["custom_id"]: r["response"]["body"]["choices"][0]["logprobs"]["token_logprobs"] for r in results}
+    for i in range(2):
+        assert logprobs[f"{i}-gpt-4o-mini"] == logprobs[f"{i}-qwen3"]
+        assert logprobs[f"{i}-qwen3:full"] != logprobs[f"{i}-qwen3"], "the adapter changes the answer"
+        assert logprobs[f"{i}-qwen3:full"] == logprobs["0-qwen3:full"]

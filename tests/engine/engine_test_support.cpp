@@ -52,8 +52,10 @@ std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& mode
                                                core::EngineConfig config,
                                                const std::map<std::string, core::OptionValue>& backend_options,
                                                std::optional<std::string> chat_template_path,
-                                               const std::filesystem::path& draft_model) {
+                                               const std::filesystem::path& draft_model,
+                                               const std::vector<core::AdapterSpec>& adapters) {
   core::EngineInputs inputs;
+  inputs.adapters = adapters;
   inputs.chat_template_path = std::move(chat_template_path);
   auto file = core::ModelFile::open(model.string(), registry_);
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
@@ -84,7 +86,7 @@ std::unique_ptr<core::Engine> TestHost::engine(const std::filesystem::path& mode
 ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
                        const std::string& backend,
                        const std::map<std::string, core::OptionValue>& backend_options,
-                       std::uint32_t max_context) {
+                       std::uint32_t max_context, const std::vector<core::AdapterSpec>& adapters) {
   constexpr std::uint32_t kBlock = 16;
   // A whole prompt is one batch, as the peer ran it (n_batch = n_ctx).
   const std::uint32_t kMaxRows = std::max<std::uint32_t>(512, max_context);
@@ -98,6 +100,12 @@ ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
       core::find_architecture(h_.architecture)->describe(*file_, h_, core::RunShape{max_context});
   if (!described) throw std::runtime_error(described.error().message);
   model_ = std::move(*described);
+  for (const core::AdapterSpec& spec : adapters) {
+    auto adapter = core::ResidentAdapter::load(spec, static_cast<std::uint32_t>(adapters_.size() + 1), *file_,
+                                               host.registry());
+    if (!adapter) throw std::runtime_error(adapter.error().message);
+    adapters_.push_back(std::move(*adapter));
+  }
   auto instance = core::default_instance(host.registry(), backend, backend_options);
   if (!instance) throw std::runtime_error(instance.error().message);
   auto b = core::Backend::adopt(instance->instance);
@@ -114,7 +122,7 @@ ForwardRig::ForwardRig(TestHost& host, const std::filesystem::path& model,
                                                      max_context);
   } else {
     forward_ = std::make_unique<core::TransformerForward>(model_, *backend_, *cache_, kMaxRows,
-                                                          max_context);
+                                                          max_context, adapters_);
   }
   blocks_ = core::BlockTable(max_context, kBlock);
   batch_.reserve(kMaxRows, 1);
@@ -130,11 +138,19 @@ const std::vector<float>& ForwardRig::feed(const std::vector<std::int32_t>& toke
     batch_.tokens.push_back(tokens[i]);
     batch_.positions.push_back(static_cast<std::int32_t>(position_ + i));
   }
-  batch_.sequences.push_back({&blocks_, 0, static_cast<std::uint32_t>(tokens.size())});
+  batch_.sequences.push_back({&blocks_, 0, static_cast<std::uint32_t>(tokens.size()), adapter_});
   batch_.output_rows.push_back(static_cast<std::uint32_t>(tokens.size() - 1));
   forward_->run(batch_, logits_.data());
   position_ += static_cast<std::uint32_t>(tokens.size());
   return logits_;
+}
+
+void ForwardRig::use_adapter(const std::string& name) {
+  adapter_ = nullptr;
+  for (const auto& a : adapters_) {
+    if (a->name() == name) adapter_ = a.get();
+  }
+  if (!name.empty() && adapter_ == nullptr) throw std::runtime_error("no adapter '" + name + "'");
 }
 
 void ForwardRig::reset() {

@@ -15,6 +15,7 @@
 #include "engine/forward_pass.hpp"
 #include "engine/kv_cache.hpp"
 #include "engine/engine_builder.hpp"
+#include "model/resident_adapter.hpp"
 #include "model/transformer_model.hpp"
 #include "metrics/metrics_registry.hpp"
 #include "plugin_host/host_services.hpp"
@@ -40,7 +41,8 @@ class TestHost {
                                        core::EngineConfig config = {},
                                        const std::map<std::string, core::OptionValue>& backend_options = {},
                                        std::optional<std::string> chat_template_path = {},
-                                       const std::filesystem::path& draft_model = {});
+                                       const std::filesystem::path& draft_model = {},
+                                       const std::vector<core::AdapterSpec>& adapters = {});
 
  private:
   core::MetricsRegistry metrics_;
@@ -54,13 +56,15 @@ class ForwardRig {
  public:
   ForwardRig(TestHost& host, const std::filesystem::path& model, const std::string& backend,
              const std::map<std::string, core::OptionValue>& backend_options = {},
-             std::uint32_t max_context = 1024);
+             std::uint32_t max_context = 1024, const std::vector<core::AdapterSpec>& adapters = {});
   ~ForwardRig();
   std::uint32_t n_vocab() const noexcept { return h_.n_vocab; }
   // Feeds `tokens` at the next positions as one batch; returns the logits of the last one.
   const std::vector<float>& feed(const std::vector<std::int32_t>& tokens);
   // Forgets the sequence: the next feed starts at position 0.
   void reset();
+  // Later feeds run with the resident adapter `name` (one of the constructor's); "": none.
+  void use_adapter(const std::string& name);
 
  private:
   std::unique_ptr<core::ModelFile> file_;
@@ -73,6 +77,8 @@ class ForwardRig {
   core::Batch batch_;
   std::vector<float> logits_;
   std::uint32_t position_ = 0;
+  std::vector<std::unique_ptr<core::ResidentAdapter>> adapters_;
+  const core::ResidentAdapter* adapter_ = nullptr;
 };
 
 // Runs one request to the end on `engine`, collecting every generated token and the text.

@@ -248,3 +248,47 @@ def test_info_records_the_run(tmp_path):
         assert "run record: {" in srv.log()
     finally:
         stop_ok(srv)
+
+
+def test_adapters_are_listed_and_chosen_per_request(tmp_path):
+    """`serve --adapter NAME=FILE`: /v1/models lists "MODEL:NAME" with its parent (as vLLM's
+    multi-LoRA does), a request naming it runs with the adapter, a name the model lacks is a
+    404, and requests for the base and the adapter answer side by side as they do alone."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    base = tmp_path / "qwen3.gguf"
+    subprocess.run([PIPELINE, "convert", str(root / "tests/fixtures/hf/qwen3"), "-o", str(base)],
+                   check=True, capture_output=True)
+    adapter = root / "tests/fixtures/lora/qwen3-lora-r4.gguf"
+    with running("--adapter", f"full={adapter}", "--adapter", f"half={adapter}@0.5", model=str(base)) as srv:
+        models = listed(srv)
+        assert list(models) == ["qwen3", "qwen3:full", "qwen3:half"], models
+        assert models["qwen3:full"]["parent"] == "qwen3"
+        assert models["qwen3:full"]["root"] == str(adapter)
+        assert "parent" not in models["qwen3"]
+
+        def tokens(model):
+            status, _, body = completion(srv, model, "Hello there", max_tokens=8, temperature=0, logprobs=1)
+            assert status == 200, body
+            answer = json.loads(body)
+            assert answer["model"] == (model or "qwen3"), answer
+            return answer["choices"][0]["logprobs"]["tokens"], answer["choices"][0]["logprobs"]["token_logprobs"]
+
+        alone = {m: tokens(m) for m in (None, "qwen3:full", "qwen3:half")}
+        assert alone["qwen3:full"][1] != alone[None][1], "the adapter changes the answer"
+        assert alone["qwen3:full"][1] != alone["qwen3:half"][1], "so does its scale"
+        # With one model served, any other name means it; but not an adapter it lacks.
+        status, _, body = completion(srv, "anything")
+        assert status == 200 and json.loads(body)["model"] == "qwen3", body
+        status, _, body = completion(srv, "qwen3:nope")
+        assert status == 404 and b"qwen3:full" in body, body
+
+        # Concurrently: the engine batches them together, adapters mixed.
+        results = {}
+        threads = [threading.Thread(target=lambda m=m, i=i: results.__setitem__((m, i), tokens(m)))
+                   for i in range(2) for m in (None, "qwen3:full", "qwen3:half")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for (m, _), got in results.items():
+            assert got[0] == alone[m][0], (m, got, alone[m])

@@ -99,7 +99,7 @@ TEST_F(PipelineValidation, TheModelSlotOwnsItsPathKey) {
             (std::vector<std::string>{
                 "1:1: [model] is missing required key 'path' (a string: Model file (or Hugging Face directory) to load)",
                 "3:1: unknown key 'pth' in [model] (did you mean 'path'?); known keys: plugin, "
-                "path, chat_template, lora, quantize, context_size, kv_cache_tokens, max_sequences, "
+                "path, chat_template, lora, adapters, quantize, context_size, kv_cache_tokens, max_sequences, "
                 "batch_tokens, mode"}));
 
   auto ok = load("[model]\nplugin = \"gguf\"\npath = \"m.gguf\"\n[transport]\nplugin = "

@@ -1,7 +1,9 @@
 // LoRA adapters merged as the model loads, against llama.cpp's --lora: tests/fixtures/lora/ holds
 // a synthetic rank-4 adapter for the qwen3 fixture (converted to GGUF) and the peer's logits at
 // every position of two prompts with the adapter at scales 1 and 0.5, and without it
-// (tools/make_lora_fixtures.py, outside CI). Then the refusals: adapters that do not fit the model.
+// (tools/make_lora_fixtures.py, outside CI). The same adapter resident and applied per request
+// (model "MODEL:ADAPTER") against the same logits, against the merged model, and several
+// adapters in one batch. Then the refusals: adapters that do not fit the model.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,8 @@
 #include <boost/json.hpp>
 
 #include "engine/engine_test_support.hpp"
-#include "model/lora_adapter.hpp"
+#include "model/lora_merge.hpp"
+#include "model/resident_adapter.hpp"
 #include "model/model_file.hpp"
 #include "quantize/convert_model.hpp"
 #include "quantize/gguf_writer.hpp"
@@ -64,9 +67,12 @@ class Lora : public ::testing::Test {
     return out;
   }
 
-  // The largest difference between LPX's logits on `model` and the peer's under `scale`.
-  double largest_difference(const std::string& model, const char* scale) {
-    ForwardRig rig(host_, model, "cpu");
+  // The largest difference between LPX's logits on `model` and the peer's under `scale`; with
+  // `adapter`, that resident adapter runs beside the weights.
+  double largest_difference(const std::string& model, const char* scale,
+                            const std::vector<core::AdapterSpec>& adapters = {}, const std::string& adapter = "") {
+    ForwardRig rig(host_, model, "cpu", {}, 1024, adapters);
+    rig.use_adapter(adapter);
     double worst = 0;
     const boost::json::value record = expected();  // kept: the loop reads into it
     for (const auto& c : record.at("cases").as_array()) {
@@ -101,6 +107,167 @@ TEST_F(Lora, MergedLogitsMatchLlamaCppsLoraAtEveryPosition) {
   EXPECT_LT(half, kLogitTolerance);
   // The adapter matters: without it, the peer's adapted logits are far off.
   EXPECT_GT(largest_difference(base_, "1"), 100 * kLogitTolerance);
+}
+
+std::string adapter_file() { return (kFixtures / "lora/qwen3-lora-r4.gguf").string(); }
+
+TEST_F(Lora, PerRequestLogitsMatchLlamaCppsLoraAtEveryPosition) {
+  const std::vector<core::AdapterSpec> adapters = {{"full", {adapter_file(), 1.0f}}, {"half", {adapter_file(), 0.5f}}};
+  const double base = largest_difference(base_, "0", adapters, "");
+  const double full = largest_difference(base_, "1", adapters, "full");
+  const double half = largest_difference(base_, "0.5", adapters, "half");
+  std::cout << "largest logit difference, per request: no adapter " << base << ", scale 1 " << full
+            << ", scale 0.5 " << half << "\n";
+  EXPECT_LT(base, kLogitTolerance);
+  EXPECT_LT(full, kLogitTolerance);
+  EXPECT_LT(half, kLogitTolerance);
+  EXPECT_GT(largest_difference(base_, "1", adapters, "half"), 100 * kLogitTolerance) << "the scale matters";
+}
+
+// The ids of the fixture's longest prompt, repeated to `n` tokens (two KV blocks and more).
+std::vector<std::int32_t> prompt_of(std::size_t n) {
+  std::vector<std::int32_t> ids;
+  const boost::json::value record = expected();
+  const auto& cases = record.at("cases").as_array();
+  const auto& longest = cases.back().at("ids").as_array();
+  while (ids.size() < n) ids.push_back(static_cast<std::int32_t>(longest[ids.size() % longest.size()].to_number<std::int64_t>()));
+  return ids;
+}
+
+lpx_request token_request(const std::vector<std::int32_t>& ids, const char* adapter, std::uint32_t max_tokens = 12) {
+  lpx_request r{};
+  r.struct_size = sizeof r;
+  r.prompt_tokens = ids.data();
+  r.prompt_token_count = ids.size();
+  r.max_tokens = max_tokens;
+  r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+  r.adapter = adapter;
+  return r;
+}
+
+TEST_F(Lora, PerRequestAgreesWithMergedAndAdaptersMixInOneBatch) {
+  const std::vector<core::AdapterSpec> adapters = {{"full", {adapter_file(), 1.0f}}, {"half", {adapter_file(), 0.5f}}};
+  core::EngineConfig config;
+  config.max_sequences = 4;
+  auto engine = host_.engine(base_, "cpu", {"greedy"}, config, {}, {}, {}, adapters);
+  auto merged_full = host_.engine(merged({adapter_file(), 1.0f}), "cpu", {"greedy"}, config);
+  auto merged_half = host_.engine(merged({adapter_file(), 0.5f}), "cpu", {"greedy"}, config);
+  ASSERT_TRUE(engine && merged_full && merged_half);
+  const std::vector<std::int32_t> ids = prompt_of(20);
+
+  // Alone: each adapter answers as the model it was merged into does.
+  const Generation base = generate(*engine, token_request(ids, nullptr));
+  const Generation full = generate(*engine, token_request(ids, "full"));
+  const Generation half = generate(*engine, token_request(ids, "half"));
+  ASSERT_TRUE(base.error.empty() && full.error.empty() && half.error.empty()) << base.error << full.error << half.error;
+  EXPECT_EQ(full.tokens, generate(*merged_full, token_request(ids, nullptr)).tokens);
+  EXPECT_EQ(half.tokens, generate(*merged_half, token_request(ids, nullptr)).tokens);
+  EXPECT_NE(full.tokens, base.tokens) << "the adapter changes the answer";
+  EXPECT_NE(full.tokens, half.tokens);
+
+  // Together, in one batch, in an order that puts different adapters side by side: each as alone.
+  struct Out {
+    std::vector<std::int32_t> tokens;
+    std::string error;
+  };
+  std::vector<Out> outs(6);
+  const char* order[6] = {"half", nullptr, "full", "full", nullptr, "half"};
+  std::vector<lpx_request> requests;
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    lpx_request r = token_request(ids, order[i]);
+    r.user = &outs[i];
+    r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+      if (e->token >= 0) static_cast<Out*>(user)->tokens.push_back(e->token);
+      return 0;
+    };
+    r.on_done = [](void* user, const lpx_request_result* result) {
+      if (result->error != nullptr) static_cast<Out*>(user)->error = result->error->message;
+    };
+    requests.push_back(r);
+  }
+  auto submitted = engine->submit_together(requests);
+  ASSERT_TRUE(submitted) << submitted.error();
+  for (std::uint64_t id : *submitted) engine->wait(id);
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    ASSERT_TRUE(outs[i].error.empty()) << outs[i].error;
+    const Generation& alone = order[i] == nullptr ? base : std::string(order[i]) == "full" ? full : half;
+    EXPECT_EQ(outs[i].tokens, alone.tokens) << "request " << i << " (" << (order[i] ? order[i] : "no adapter")
+                                            << ") in a mixed batch";
+  }
+}
+
+TEST_F(Lora, CachedPrefixesAreNotSharedAcrossAdapters) {
+  const std::vector<core::AdapterSpec> adapters = {{"full", {adapter_file(), 1.0f}}, {"half", {adapter_file(), 0.5f}}};
+  core::EngineConfig config;
+  config.prefix_cache = true;
+  auto engine = host_.engine(base_, "cpu", {"greedy"}, config, {}, {}, {}, adapters);
+  ASSERT_TRUE(engine);
+  const std::vector<std::int32_t> ids = prompt_of(3 * config.block_size + 5);
+  const Generation base = generate(*engine, token_request(ids, nullptr));
+  const Generation first = generate(*engine, token_request(ids, "full"));
+  EXPECT_EQ(first.cached_tokens, 0u) << "the base model's K/V is not the adapter's";
+  const Generation again = generate(*engine, token_request(ids, "full"));
+  EXPECT_GT(again.cached_tokens, 0u) << "the adapter's own prefix is reused";
+  EXPECT_EQ(again.tokens, first.tokens);
+  const Generation base_again = generate(*engine, token_request(ids, nullptr));
+  EXPECT_GT(base_again.cached_tokens, 0u);
+  EXPECT_EQ(base_again.tokens, base.tokens);
+
+  // A session's cached turn is dropped when the next turn asks for another adapter (one whose
+  // prompts nothing has cached yet).
+  const std::uint64_t session = engine->session_create();
+  lpx_request turn = token_request(ids, "full");
+  turn.session = session;
+  const Generation in_session = generate(*engine, turn);
+  turn.adapter = "half";
+  const Generation switched = generate(*engine, turn);
+  EXPECT_EQ(in_session.tokens, first.tokens);
+  EXPECT_EQ(switched.cached_tokens, 0u);
+  EXPECT_EQ(switched.tokens, generate(*engine, token_request(ids, "half")).tokens);
+  engine->session_destroy(session);
+}
+
+TEST_F(Lora, UnknownAdaptersAreRefusedAndQuantizedBasesServeThem) {
+  const std::vector<core::AdapterSpec> adapters = {{"full", {adapter_file(), 1.0f}}};
+  auto engine = host_.engine(base_, "cpu", {"greedy"}, {}, {}, {}, {}, adapters);
+  ASSERT_TRUE(engine);
+  const std::vector<std::int32_t> ids = prompt_of(8);
+  lpx_request r = token_request(ids, "fool");
+  r.on_done = [](void*, const lpx_request_result*) {};
+  auto refused = engine->submit(r);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, LPX_ERR_NOT_FOUND);
+  EXPECT_EQ(refused.error().field, "model");
+  EXPECT_NE(refused.error().message.find("no LoRA adapter 'fool' is loaded with this model (adapters: full)"),
+            std::string::npos) << refused.error();
+
+  // Beside Q8_0 weights, which a merge refuses: the adapter still changes the answer.
+  const std::string q8 = (dir_ / "q8.gguf").string();
+  auto source = core::ModelFile::open(base_, host_.registry());
+  ASSERT_TRUE(source);
+  core::ConvertOptions options;
+  options.mix = core::QuantMix::Q8_0;
+  ASSERT_TRUE(core::convert_model(**source, q8, options));
+  auto quantized = host_.engine(q8, "cpu", {"greedy"}, {}, {}, {}, {}, adapters);
+  ASSERT_TRUE(quantized);
+  const Generation plain = generate(*quantized, token_request(ids, nullptr));
+  const Generation adapted = generate(*quantized, token_request(ids, "full"));
+  EXPECT_TRUE(adapted.error.empty()) << adapted.error;
+  EXPECT_NE(plain.tokens, adapted.tokens);
+}
+
+TEST(AdapterSpec, ReadsANameAFileAndAnOptionalScale) {
+  auto spec = core::parse_adapter_spec("sql=dir/a.gguf@0.5");
+  ASSERT_TRUE(spec) << spec.error();
+  EXPECT_EQ(spec->name, "sql");
+  EXPECT_EQ(spec->lora.path, "dir/a.gguf");
+  EXPECT_EQ(spec->lora.scale, 0.5f);
+  EXPECT_EQ(core::parse_adapter_spec("v1.2_x-y=a.gguf")->lora.scale, 1.0f);
+  EXPECT_FALSE(core::parse_adapter_spec("a.gguf"));
+  EXPECT_FALSE(core::parse_adapter_spec("=a.gguf"));
+  EXPECT_FALSE(core::parse_adapter_spec("a:b=a.gguf"));
+  EXPECT_FALSE(core::parse_adapter_spec("a="));
+  EXPECT_FALSE(core::adapter_specs({"a=x.gguf", "a=y.gguf"}));
 }
 
 TEST_F(Lora, RefusesAdaptersThatDoNotFit) {

@@ -18,7 +18,8 @@ int batch_command(const BatchArguments& a) {
         if (!a.shard.empty()) transport.insert("shard", a.shard);
         if (a.max_tokens != 0) transport.insert("max_tokens", static_cast<std::int64_t>(a.max_tokens));
         const ShorthandModel model{a.model_path,    a.device,     a.backend,    a.context_size,
-                                   a.max_sequences, "throughput", a.speculative, {}, a.quantize, a.loras};
+                                   a.max_sequences, "throughput", a.speculative, {}, a.quantize, a.loras,
+                                   a.adapters};
         return load_shorthand_pipeline("batch", model, std::move(transport), a.overrides, registry);
       },
       false);

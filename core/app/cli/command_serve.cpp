@@ -18,7 +18,8 @@ int serve_command(const ServeArguments& a) {
                                    a.speculative,
                                    {a.model_paths.begin() + 1, a.model_paths.end()},
                                    a.quantize,
-                                   a.loras};
+                                   a.loras,
+                                   a.adapters};
         return load_shorthand_pipeline("serve", model, std::move(transport), a.overrides, registry);
       },
       false);

@@ -81,6 +81,7 @@ struct ServeArguments {
   SpeculativeFlags speculative;        // [speculative]
   std::string quantize;                // [model] quantize
   std::vector<std::string> loras;      // [model] lora
+  std::vector<std::string> adapters;   // [model] adapters (of the first --model)
   std::vector<std::string> overrides;  // "a.b.c=value", as for run
 };
 // `run` of a pipeline written from the flags: [model] FILE (or [[models]] for several), the
@@ -101,6 +102,7 @@ struct BatchArguments {
   SpeculativeFlags speculative;  // [speculative]
   std::string quantize;          // [model] quantize
   std::vector<std::string> loras;  // [model] lora
+  std::vector<std::string> adapters;  // [model] adapters
   std::vector<std::string> overrides;
 };
 // `run` of a batch pipeline written from the flags: [model] FILE in throughput mode, jsonl.

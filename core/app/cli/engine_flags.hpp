@@ -1,8 +1,9 @@
 // The flags serve and batch share: where the model runs (--device, --backend), how much the
 // engine holds (--context, --max-sequences), whether it speculates (--speculative,
-// --draft-model), merges adapters and quantizes as it loads (--lora, --quantize). Arguments: a
+// --draft-model), merges adapters and quantizes as it loads (--lora, --quantize), and which
+// adapters requests may name (--adapter). Arguments: a
 // struct with the fields device, backend, context_size, max_sequences, speculative
-// (SpeculativeFlags), loras and quantize.
+// (SpeculativeFlags), loras, adapters and quantize.
 #pragma once
 
 #include <string>
@@ -59,6 +60,15 @@ inline void add_lora_flag(CLI::App& command, std::vector<std::string>& loras) {
                      "FILE@SCALE; repeatable");
 }
 
+// --adapter NAME=FILE[@SCALE], repeatable: [model] adapters (kept beside the weights, applied to
+// the requests whose model is "MODEL:NAME").
+inline void add_adapter_flag(CLI::App& command, std::vector<std::string>& adapters) {
+  command.add_option("--adapter", adapters,
+                     "LoRA adapter (llama.cpp GGUF) kept beside the weights of the first --model for the "
+                     "requests that name it (\"model\": \"MODEL:NAME\"): NAME=FILE or NAME=FILE@SCALE; "
+                     "repeatable");
+}
+
 template <class Arguments>
 void add_engine_flags(CLI::App& command, Arguments& a) {
   command.add_option("--device", a.device, "cpu, cuda, cuda:N or auto")
@@ -74,6 +84,7 @@ void add_engine_flags(CLI::App& command, Arguments& a) {
   add_speculative_flags(command, a.speculative);
   add_quantize_flag(command, a.quantize);
   add_lora_flag(command, a.loras);
+  add_adapter_flag(command, a.adapters);
 }
 
 }  // namespace lpx::cli

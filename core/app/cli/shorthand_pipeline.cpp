@@ -57,6 +57,11 @@ core::Expected<core::Pipeline, core::Diagnostics> load_shorthand_pipeline(
       for (const std::string& lora : m.loras) loras.push_back(lora);
       table.insert("lora", std::move(loras));
     }
+    if (!m.adapters.empty() && path == m.model_path) {  // adapters are made for one model
+      toml::array adapters;
+      for (const std::string& adapter : m.adapters) adapters.push_back(adapter);
+      table.insert("adapters", std::move(adapters));
+    }
     return table;
   };
   std::string described = "lpx-pipeline " + name + " --model " + m.model_path;

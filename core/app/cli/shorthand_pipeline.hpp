@@ -28,6 +28,7 @@ struct ShorthandModel {
   std::vector<std::string> more_models;
   std::string quantize;  // [model] quantize; empty: none
   std::vector<std::string> loras;  // [model] lora
+  std::vector<std::string> adapters;  // [model] adapters, of model_path only
 };
 
 // Validates the written pipeline (with `overrides`, as `run --set`); `name` names it in messages.

@@ -386,7 +386,7 @@ GenerationRequest parse_generation_request(const boost::json::object& body, Endp
   if (f.integer("best_of", 1, 1).value_or(1) != 1) throw bad_request("'best_of' is not supported", "best_of");
   if (!f.string("suffix").value_or("").empty()) throw bad_request("'suffix' is not supported", "suffix");
   f.string("user");  // type-checked, otherwise unused
-  f.string("model");  // one model per server: type-checked, any name answers
+  out.model = f.string("model").value_or("");  // the transport routes by it
   if (endpoint != Endpoint::kChat) out.parse_special = f.boolean("parse_special").value_or(true);
   read_structured_output(f, out);
   if (endpoint == Endpoint::kChat) {
@@ -436,6 +436,7 @@ lpx_request GenerationRequest::engine_request(std::uint32_t index, Storage& stor
   r.logprobs = logprobs ? 1 : 0;
   r.top_logprobs = top_logprobs;
   r.flags = LPX_REQUEST_CONTEXT_END_IS_LENGTH | (parse_special ? LPX_REQUEST_PARSE_SPECIAL : 0u);
+  r.adapter = adapter.empty() ? nullptr : adapter.c_str();
   return r;
 }
 

@@ -59,6 +59,9 @@ struct GenerationRequest {
   std::string content_grammar_field;  // with tools: the field of the content's alternative
   // Special-token texts in a prompt become those tokens (`parse_special`, default true).
   bool parse_special = true;
+  std::string model;  // the `model` field as sent; empty when absent
+  // The LoRA adapter the transport resolved `model` to (lpx_request.adapter); empty: none.
+  std::string adapter;
 
   std::uint32_t choice_count() const {
     return static_cast<std::uint32_t>(prompts.empty() ? 1 : prompts.size()) * n;

@@ -287,6 +287,7 @@ void Api::generate_with(const std::shared_ptr<const RoutedModel>& model, Endpoin
   limits.tool_syntax = facts.tool_syntax;
   limits.system_role = facts.system_role;
   GenerationRequest request = parse_generation_request(body, endpoint, limits);
+  request.adapter = model->lease->adapter();
   if (force_stream) request.stream = true;
 
   // Admission: running slots plus max_queued waiting; beyond that the client should come back.
@@ -337,13 +338,18 @@ void Api::render_metrics(Exchange& exchange) {
 void Api::models(Exchange& exchange) const {
   boost::json::array data;
   for (const ModelListing& m : routes_.list()) {
-    data.push_back(boost::json::object{{"id", m.name},
-                                       {"object", "model"},
-                                       {"created", created_},
-                                       {"owned_by", "lpx"},
-                                       {"context_length", m.context_size},
-                                       {"status", state_name(m.state)},
-                                       {"default", m.is_default}});
+    boost::json::object entry{{"id", m.name},
+                              {"object", "model"},
+                              {"created", created_},
+                              {"owned_by", "lpx"},
+                              {"context_length", m.context_size},
+                              {"status", state_name(m.state)},
+                              {"default", m.is_default}};
+    if (!m.parent.empty()) {  // a LoRA adapter, as vLLM lists them: its base and its file
+      entry["parent"] = m.parent;
+      entry["root"] = m.path;
+    }
+    data.push_back(std::move(entry));
   }
   exchange.respond(200,
                    boost::json::serialize(boost::json::object{{"object", "list"}, {"data", std::move(data)}}),
@@ -361,7 +367,8 @@ void Api::info(Exchange& exchange) const {
                                       {"default", m.is_default},
                                       {"context_length", m.context_size},
                                       {"memory_bytes", m.memory_bytes},
-                                      {"requests_holding", m.leases}});
+                                      {"requests_holding", m.leases},
+                                      {"parent", m.parent.empty() ? boost::json::value() : boost::json::value(m.parent)}});
   }
   out["served_models"] = std::move(now);
   exchange.respond(200, boost::json::serialize(out), kJson);

@@ -11,24 +11,49 @@ ModelRoutes::ModelRoutes(const lpx_run_context& context, const HttpOptions& opti
 
 ModelRoutes::~ModelRoutes() { close(); }
 
+namespace {
+
+std::size_t base_models(const std::vector<ModelListing>& models) {
+  return static_cast<std::size_t>(
+      std::count_if(models.begin(), models.end(), [](const ModelListing& m) { return m.parent.empty(); }));
+}
+
+}  // namespace
+
 std::vector<ModelListing> ModelRoutes::list() const {
   std::vector<ModelListing> models = state_->models.list();
-  if (models.size() == 1 && !state_->model_id.empty()) models.front().name = state_->model_id;
+  if (base_models(models) == 1 && !state_->model_id.empty()) {
+    // The one model goes by model_id, and so do its adapters: "ID:ADAPTER".
+    for (ModelListing& m : models) {
+      if (m.parent.empty()) {
+        m.name = state_->model_id;
+      } else {
+        m.name = state_->model_id + m.name.substr(m.parent.size());
+        m.parent = state_->model_id;
+      }
+    }
+  }
   return models;
 }
 
 std::optional<lpx_engine_stats> ModelRoutes::stats_if_loaded(const ModelListing& model) const {
   if (model.state != LPX_MODEL_LOADED) return std::nullopt;
   // list() may show model_id in place of the one model's name: the default is that model.
-  const std::string name = model.is_default ? std::string() : model.name;
+  std::string name = model.is_default ? std::string() : model.name;
+  if (!model.parent.empty() && !state_->model_id.empty() && model.name.starts_with(state_->model_id + ":")) {
+    const auto raw = state_->models.list();  // the adapter under the base's own name
+    const auto base = std::find_if(raw.begin(), raw.end(), [](const ModelListing& m) { return m.is_default; });
+    if (base != raw.end()) name = base->name + model.name.substr(state_->model_id.size());
+  }
   const std::shared_ptr<const ModelLease> lease = state_->models.acquire_if_loaded(name);
   if (!lease) return std::nullopt;
   return lease->engine().stats();
 }
 
-std::string ModelRoutes::State::id_of(const std::string& name) const {
-  if (!model_id.empty() && models.list().size() == 1) return model_id;
-  return name;
+std::string ModelRoutes::State::id_of(const ModelLease& lease) const {
+  std::string id = lease.name();
+  if (!model_id.empty() && base_models(models.list()) == 1) id = model_id;
+  return lease.adapter().empty() ? id : id + ":" + lease.adapter();
 }
 
 std::shared_ptr<const ModelFacts> ModelRoutes::State::facts_of(const ModelLease& lease) {
@@ -69,15 +94,30 @@ void ModelRoutes::State::answer(std::uint64_t route, ModelAcquisition a) {
   }
   auto routed = std::make_shared<RoutedModel>();
   routed->facts = facts_of(*a.lease);
-  routed->id = id_of(a.lease->name());
+  routed->id = id_of(*a.lease);
   routed->metrics = &metrics->model(routed->id);
   routed->lease = std::move(a.lease);
   done(std::move(routed), nullptr);
 }
 
+std::string ModelRoutes::routed_name(std::string_view requested) const {
+  const std::vector<ModelListing> models = state_->models.list();
+  if (base_models(models) != 1) return std::string(requested);
+  // One model: every request is for it, whatever it calls it, unless it names one of its
+  // adapters ("MODEL:ADAPTER", MODEL its name or model_id); a "MODEL:" with an adapter not
+  // served goes on to be refused, not quietly answered by the model alone.
+  for (const std::string& prefix : {models.front().name, state_->model_id}) {
+    if (prefix.empty() || requested.size() <= prefix.size() || !requested.starts_with(prefix) ||
+        requested[prefix.size()] != ':') {
+      continue;
+    }
+    return models.front().name + std::string(requested.substr(prefix.size()));
+  }
+  return std::string();
+}
+
 void ModelRoutes::route(std::string_view requested, Done done) {
-  // One model: every request is for it, whatever it calls it.
-  const std::string name(state_->models.list().size() == 1 ? std::string_view() : requested);
+  const std::string name = routed_name(requested);
   std::uint64_t id = 0;
   {
     std::lock_guard lock(state_->mutex);

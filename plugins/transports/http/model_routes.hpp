@@ -1,6 +1,7 @@
 // The models this server answers for, and which one a request gets: the one its `model` field
 // names, the default when it names none, and with a single model served that one whatever the
-// field says (clients that send a fixed name keep working). A routed model comes with what the
+// field says (clients that send a fixed name keep working), except "MODEL:ADAPTER", which
+// selects one of the model's resident LoRA adapters. A routed model comes with what the
 // API needs to know of it (context, tool-call syntax), worked out once per load.
 //
 // A route may wait for a model to load, on the host's loader thread. The request's continuation
@@ -84,10 +85,15 @@ class ModelRoutes {
     std::map<std::uint64_t, Done> waiting;
     std::map<std::uint64_t, std::shared_ptr<const ModelFacts>> facts;  // by load id
 
-    std::string id_of(const std::string& name) const;
+    // What responses call the lease's model: its name (model_id for the one model), with
+    // ":ADAPTER" when it runs with one.
+    std::string id_of(const ModelLease& lease) const;
     std::shared_ptr<const ModelFacts> facts_of(const ModelLease& lease);  // under mutex
     void answer(std::uint64_t route, ModelAcquisition acquisition);
   };
+
+  // The name acquired for `requested`.
+  std::string routed_name(std::string_view requested) const;
 
   std::shared_ptr<State> state_;
 };

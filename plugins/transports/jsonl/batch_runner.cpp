@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include <lpx/cpp/host.hpp>
+#include <lpx/cpp/models.hpp>
 
 #include "api_error.hpp"
 #include "batch_item.hpp"
@@ -91,7 +92,15 @@ struct BatchRunner::State {
 };
 
 BatchRunner::BatchRunner(const lpx_run_context& context, BatchOptions options)
-    : context_(context), engine_(context), options_(std::move(options)), state_(std::make_unique<State>()) {}
+    : context_(context), engine_(context), options_(std::move(options)), state_(std::make_unique<State>()) {
+  // The model's served name (its file's stem, or [[models]].name) before ":ADAPTER".
+  if (context.struct_size >= offsetof(lpx_run_context, models_api) + sizeof context.models_api &&
+      context.models != nullptr) {
+    for (const ModelListing& m : ModelsHandle(context).list()) {
+      if (m.is_default) adapter_prefix_ = m.name + ":";
+    }
+  }
+}
 
 BatchRunner::~BatchRunner() = default;
 
@@ -116,7 +125,11 @@ void BatchRunner::submit(Job& job) {
   job.timed_out = false;
   job.runner = this;
   openai::GenerationRequest::Storage storage;
-  lpx_request r = job.item.request.engine_request(0, storage);
+  openai::GenerationRequest& request = job.item.request;
+  if (!adapter_prefix_.empty() && request.model.starts_with(adapter_prefix_)) {
+    request.adapter = request.model.substr(adapter_prefix_.size());
+  }
+  lpx_request r = request.engine_request(0, storage);
   r.user = &job;
   r.on_token = [](void* user, const lpx_token_event* event) -> std::int32_t {
     auto& j = *static_cast<Job*>(user);

@@ -40,6 +40,10 @@ class BatchRunner {
 
   const lpx_run_context& context_;
   EngineHandle engine_;
+  // A line whose model is "MODEL:ADAPTER" (MODEL the model's name) runs with that adapter
+  // (lpx_request.adapter; the engine refuses one it does not have); any other model field runs
+  // the model alone, as batch files name models they were written for.
+  std::string adapter_prefix_;  // "MODEL:"
   BatchOptions options_;
 
   std::mutex mutex_;

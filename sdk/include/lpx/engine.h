@@ -180,6 +180,12 @@ typedef struct lpx_request {
    * "description", "parameters"}}), rendered by the chat template (its `tools`). A template that
    * renders no tools refuses the request (LPX_ERR_UNSUPPORTED, field "tools"). */
   const char* tools_json;
+
+  /* since 2.7. The name of a LoRA adapter loaded beside the model ([model] adapters) that this
+   * request runs with; NULL or "": the model alone. One batch may mix adapters. An unknown name
+   * is refused (LPX_ERR_NOT_FOUND, field "model"). A transport takes it from its model lease
+   * (lpx_model_lease.adapter). Read during submit only. */
+  const char* adapter;
 } lpx_request;
 
 #define LPX_MAX_TOP_LOGPROBS 20

@@ -44,6 +44,11 @@ typedef struct lpx_model_entry {
   uint32_t leases;          /* engines held by transports now */
   uint64_t memory_bytes;    /* weights + KV cache: measured when loaded, else estimated */
   double idle_seconds;      /* since its last lease was released; 0 while leased */
+  /* since 2.7 (read only when struct_size covers it): for a LoRA adapter served beside its base
+   * model ([model] adapters), listed right after the base as "BASE:ADAPTER", the base's name;
+   * NULL for a model. An adapter entry's state, leases and memory are its base's, its path the
+   * adapter file. */
+  const char* parent;
 } lpx_model_entry;
 
 /* What `acquire` hands over. */
@@ -54,6 +59,10 @@ typedef struct lpx_model_lease {
   const char* name;      /* the model's name; host-owned, valid until the lease is released */
   uint64_t load_id;      /* differs for every load of every model: per-engine caches key on it */
   double retry_after_s;  /* LPX_ERR_UNAVAILABLE: when trying again may succeed; else 0 */
+  /* since 2.7 (filled when struct_size covers it): the LoRA adapter the acquired name selected
+   * ("BASE:ADAPTER" leases BASE's engine with adapter "ADAPTER"), for lpx_request.adapter; NULL
+   * for a plain model name. Host-owned, valid until the lease is released. */
+  const char* adapter;
 } lpx_model_lease;
 
 /* Called exactly once per acquire: `error` NULL and `lease` filled on success; else `error`
@@ -68,8 +77,9 @@ typedef struct lpx_models_api {
   /* Calls `visit` for every served model, the default first, under the list's lock: `visit`
    * must not call back into this table. */
   void (*list)(lpx_models* models, void (*visit)(void* user, const lpx_model_entry* entry), void* user);
-  /* Leases the engine of model `name` (UTF-8; NULL or "": the default), loading it first if
-   * needed; the engine stays loaded until the lease is released. Errors: LPX_ERR_NOT_FOUND (no
+  /* Leases the engine of model `name` (UTF-8; NULL or "": the default; "MODEL:ADAPTER": MODEL's
+   * engine, with lease.adapter set), loading it first if needed; the engine stays loaded until
+   * the lease is released. Errors: LPX_ERR_NOT_FOUND (no
    * such model; the message names those served), LPX_ERR_UNAVAILABLE (it does not fit in the
    * memory budget beside the models in use now, or the host is stopping), or why loading
    * failed. */

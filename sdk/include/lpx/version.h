@@ -50,11 +50,14 @@
  *   2.6  model formats may read directories (a Hugging Face model): the optional
  *        lpx_model_format_api.probe_path; and list their metadata keys (metadata_count,
  *        metadata_key_at)
+ *   2.7  per-request LoRA adapters: lpx_request.adapter names one of the model's resident
+ *        adapters; a models table lists them (lpx_model_entry.parent) and leases them by
+ *        "MODEL:ADAPTER" (lpx_model_lease.adapter)
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 6
+#define LPX_ABI_MINOR 7
 
 #endif

@@ -25,12 +25,19 @@ class ModelLease {
   ModelLease(lpx_models* models, const lpx_models_api* api, const lpx_engine_api* engine_api,
              const lpx_model_lease& lease)
       : models_(models), api_(api), id_(lease.id), name_(lease.name ? lease.name : ""),
-        load_id_(lease.load_id), engine_(lease.engine, engine_api) {}
+        load_id_(lease.load_id), engine_(lease.engine, engine_api) {
+    if (lease.struct_size >= offsetof(lpx_model_lease, adapter) + sizeof lease.adapter && lease.adapter != nullptr) {
+      adapter_ = lease.adapter;
+    }
+  }
   ~ModelLease() { api_->release(models_, id_); }
   ModelLease(const ModelLease&) = delete;
   ModelLease& operator=(const ModelLease&) = delete;
 
   const std::string& name() const noexcept { return name_; }
+  // The LoRA adapter the acquired name selected ("MODEL:ADAPTER"), for lpx_request.adapter;
+  // empty: the model alone.
+  const std::string& adapter() const noexcept { return adapter_; }
   std::uint64_t load_id() const noexcept { return load_id_; }
   const EngineHandle& engine() const noexcept { return engine_; }
 
@@ -39,6 +46,7 @@ class ModelLease {
   const lpx_models_api* api_;
   std::uint64_t id_;
   std::string name_;
+  std::string adapter_;
   std::uint64_t load_id_;
   EngineHandle engine_;
 };
@@ -63,6 +71,7 @@ struct ModelListing {
   std::uint32_t leases = 0;
   std::uint64_t memory_bytes = 0;
   double idle_seconds = 0;
+  std::string parent;  // a LoRA adapter's base model (name "BASE:ADAPTER"); empty for a model
 };
 
 class ModelsHandle {
@@ -123,15 +132,17 @@ class ModelsHandle {
     return std::make_shared<const ModelLease>(models_, api_, engine_api_, lease);
   }
 
-  // Every served model, the default first.
+  // Every served model, the default first, each followed by its adapters.
   std::vector<ModelListing> list() const {
     std::vector<ModelListing> out;
     api_->list(models_, [](void* user, const lpx_model_entry* e) {
       auto& list = *static_cast<std::vector<ModelListing>*>(user);
       try {
+        const bool has_parent = e->struct_size >= offsetof(lpx_model_entry, parent) + sizeof e->parent;
         list.push_back({e->name ? e->name : "", e->path ? e->path : "",
                         static_cast<lpx_model_state>(e->state), e->is_default != 0, e->context_size,
-                        e->leases, e->memory_bytes, e->idle_seconds});
+                        e->leases, e->memory_bytes, e->idle_seconds,
+                        has_parent && e->parent != nullptr ? e->parent : ""});
       } catch (...) {
         // Out of memory: the listing is shorter.
       }
