@@ -25,7 +25,8 @@ import torch
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
                           GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM,
-                          MistralConfig, MistralForCausalLM, PreTrainedTokenizerFast, Qwen2Config,
+                          MistralConfig, MistralForCausalLM, Phi3Config, Phi3ForCausalLM,
+                          PreTrainedTokenizerFast, Qwen2Config,
                           Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -190,9 +191,28 @@ def family_smollm3():
     return tok, SmolLM3ForCausalLM(config), torch.float16, dict(eos_token="<|im_end|>"), 1.0
 
 
+def family_phi3():
+    # Phi-4-mini's shape of rope: a partial rotary (half of each head) with LongRoPE factors. The
+    # context (4096) is four times the original (1024): transformers applies the attention factor
+    # sqrt(1 + ln 4 / ln 1024) always, and the short factors to prompts within the original.
+    tok = sentencepiece_tokenizer()
+    c = common(tok)
+    c["max_position_embeddings"] = 4096
+    gen = torch.Generator().manual_seed(3)
+    short = [round(1.0 + x, 4) for x in torch.rand(4, generator=gen).tolist()]
+    long = [round(1.0 + 8.0 * x, 4) for x in torch.rand(4, generator=gen).tolist()]
+    config = Phi3Config(**c, bos_token_id=tok.token_to_id("<bos>"), eos_token_id=tok.token_to_id("<eos>"),
+                        pad_token_id=None, sliding_window=None, original_max_position_embeddings=1024,
+                        rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                                         "short_factor": short, "long_factor": long,
+                                         "original_max_position_embeddings": 1024})
+    return tok, Phi3ForCausalLM(config), torch.bfloat16, dict(bos_token="<bos>", eos_token="<eos>",
+                                                               unk_token="<unk>"), 1.0
+
+
 FAMILIES = {"llama": family_llama, "llama3-sharded": family_llama3_sharded, "qwen2": family_qwen2,
             "qwen3": family_qwen3, "gemma3": family_gemma3, "gemma2": family_gemma2, "mistral": family_mistral,
-            "granite": family_granite, "smollm3": family_smollm3}
+            "granite": family_granite, "smollm3": family_smollm3, "phi3": family_phi3}
 
 
 def main() -> None:

@@ -112,7 +112,7 @@ TEST_P(Convert, QuantizingWhileConvertingWritesWhatQuantizeWrites) {
 
 INSTANTIATE_TEST_SUITE_P(Families, Convert,
                          ::testing::Values("llama", "llama3-sharded", "mistral", "granite", "smollm3", "qwen2",
-                                           "qwen3", "gemma2", "gemma3"),
+                                           "qwen3", "gemma2", "gemma3", "phi3"),
                          [](const ::testing::TestParamInfo<const char*>& param) {
                            std::string name = param.param;
                            for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

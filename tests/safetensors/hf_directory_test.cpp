@@ -3,6 +3,7 @@
 // directories are copies of tests/fixtures/hf/llama with one file changed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -34,12 +35,13 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 class HfDirectory : public ::testing::Test {
  protected:
-  // A copy of the llama fixture with `changes` (file name -> new content; "" removes the file).
-  fs::path variant(const std::string& name, const std::map<std::string, std::string>& changes) {
+  // A copy of the `family` fixture with `changes` (file name -> new content; "" removes the file).
+  fs::path variant(const std::string& name, const std::map<std::string, std::string>& changes,
+                   const std::string& family = "llama") {
     const fs::path dir = fs::path(LPX_BINARY_DIR) / "test-work" / ("hf-" + name);
     fs::remove_all(dir);
     fs::create_directories(dir);
-    for (const auto& entry : fs::directory_iterator(fixture("llama"))) {
+    for (const auto& entry : fs::directory_iterator(fixture(family))) {
       fs::copy_file(entry.path(), dir / entry.path().filename());
     }
     for (const auto& [file, content] : changes) {
@@ -120,6 +122,45 @@ TEST_F(HfDirectory, GemmaNormsGainTheirOne) {
   double mean = 0;
   for (int k = 0; k < 64; ++k) mean += double{static_cast<const float*>(norm->data)[k]};
   EXPECT_NEAR(mean / 64, 1.0, 0.15);
+}
+
+TEST_F(HfDirectory, Phi3RopeComesFromTheConfigAsLlamaCppWritesIt) {
+  auto file = core::ModelFile::open(fixture("phi3").string(), host_.registry());
+  ASSERT_TRUE(file) << file.error();
+  const core::ModelFile& m = **file;
+  EXPECT_EQ(*m.get_uint("phi3.rope.dimension_count"), 8u);  // half of each 16-dim head
+  EXPECT_EQ(*m.get_uint("phi3.rope.scaling.original_context_length"), 1024u);
+  EXPECT_NEAR(*m.get_float("phi3.rope.scaling.attn_factor"), std::sqrt(1 + std::log(4.0) / std::log(1024.0)), 1e-9);
+  EXPECT_FALSE(m.has("phi3.rope.scaling.type"));
+  for (const char* name : {"rope_factors_short.weight", "rope_factors_long.weight"}) {
+    const lpx_tensor_view* t = m.find_tensor(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(t->type, LPX_TENSOR_F32);
+    EXPECT_EQ(t->dims[0], 4);
+  }
+  EXPECT_NEAR(static_cast<const float*>(m.find_tensor("rope_factors_short.weight")->data)[0], 1.0043f, 1e-6f);
+  ASSERT_NE(m.find_tensor("blk.0.attn_qkv.weight"), nullptr);
+  EXPECT_EQ(m.find_tensor("blk.0.attn_qkv.weight")->dims[1], 64 + 2 * 32);
+  EXPECT_EQ(m.find_tensor("blk.0.ffn_up.weight")->dims[1], 2 * 128);
+
+  const std::string config = read_text(fixture("phi3") / "config.json");
+  struct Case {
+    const char* name;
+    std::string config;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"phi3-yarn", replaced(config, "\"longrope\"", "\"yarn\""), "rope type 'yarn'; LPX runs Phi-3 with LongRoPE or none"},
+      {"phi3-factors", replaced(config, "      1.027\n", "      1.027,\n      1.5\n"),
+       "LongRoPE needs 4 short and long factors (half the rotated dims); it has 5 and 4"},
+      {"phi3-odd-rotary", replaced(config, "\"partial_rotary_factor\": 0.5", "\"partial_rotary_factor\": 0.1"),
+       "'partial_rotary_factor' should be a fraction of the head that rotates an even number of dims"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = refusal(variant(c.name, {{"config.json", c.config}}, "phi3"));
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << c.name << ": '" << error << "' does not say '" << c.expected << "'";
+  }
 }
 
 TEST_F(HfDirectory, RefusesEachBrokenDirectoryNamingTheFault) {

@@ -25,7 +25,8 @@ constexpr Family kFamilies[] = {
     {"llama", "llama", true, false},     {"mistral", "llama", true, false},
     {"granite", "granite", true, false}, {"smollm3", "smollm3", true, false},
     {"qwen2", "qwen2", false, false},    {"qwen3", "qwen3", false, false},
-    {"gemma2", "gemma2", false, true},   {"gemma3_text", "gemma3", false, true}};
+    {"gemma2", "gemma2", false, true},   {"gemma3_text", "gemma3", false, true},
+    {"phi3", "phi3", false, false}};
 
 // Rope base and scaling from one rope parameter object (transformers 5's rope_parameters, or
 // transformers 4's top level with rope_scaling), under `<arch>.rope.` + `prefix`.
@@ -139,6 +140,90 @@ tl::expected<bool, std::string> read_gemma_windows(const JsonFields& fields, std
   return true;
 }
 
+// A list of numbers as f32.
+tl::expected<std::vector<float>, std::string> floats(const JsonFields& fields, const char* key) {
+  const json::value* value = fields.find(key);
+  const json::array* list = value != nullptr ? value->if_array() : nullptr;
+  if (list == nullptr) return Error(fields.error(key, "a list of numbers"));
+  std::vector<float> out;
+  for (const json::value& v : *list) {
+    if (!v.is_number()) return Error(fields.error(key, "a list of numbers"));
+    out.push_back(static_cast<float>(v.to_number<double>()));
+  }
+  return out;
+}
+
+// Phi-3's rope, as llama.cpp's converter writes it: rope over int(partial_rotary_factor *
+// hidden_size) / heads dims; with LongRoPE ("longrope", or "su" in older configs) the per-dim
+// divisors become the tensors rope_factors_short/long.weight and the attention factor
+// sqrt(1 + ln(s) / ln(original context)) for s = the config's factor, else context / original
+// context (> 1; else 1), or the config's own attention_factor (as transformers computes it).
+tl::expected<bool, std::string> read_phi3_rope(const JsonFields& fields, std::uint64_t n_embd, std::uint64_t n_head,
+                                               std::uint64_t n_ctx, HfArchitecture& arch, MetadataTable& out) {
+  const std::string a = "phi3.";
+  // transformers 5 keeps rope_theta, partial_rotary_factor and the scaling in rope_parameters;
+  // 4 at the top level and in rope_scaling.
+  const json::object* parameters = object_field(fields, "rope_parameters");
+  const JsonFields top = parameters != nullptr ? JsonFields(*parameters, kFile) : fields;
+  const JsonFields& rotary = fields.find("partial_rotary_factor") != nullptr ? fields : top;
+  auto fraction = rotary.number_or("partial_rotary_factor", 1.0);
+  if (!fraction) return Error(fraction.error());
+  if (!(*fraction > 0 && *fraction <= 1)) return Error(rotary.error("partial_rotary_factor", "a number in (0, 1]"));
+  const auto dims = static_cast<std::uint64_t>(*fraction * static_cast<double>(n_embd)) / n_head;
+  if (dims == 0 || dims % 2 != 0) {
+    return Error(rotary.error("partial_rotary_factor", "a fraction of the head that rotates an even number of dims"));
+  }
+  out.set_uint(a + "rope.dimension_count", dims);
+  auto base = top.optional_number("rope_theta");
+  if (!base) return Error(base.error());
+  if (*base) out.set_float(a + "rope.freq_base", **base);
+  auto original = fields.optional_number("original_max_position_embeddings");
+  if (!original) return Error(original.error());
+  if (!*original && parameters != nullptr) {
+    original = top.optional_number("original_max_position_embeddings");
+    if (!original) return Error(original.error());
+  }
+  if (*original && (**original < 1 || **original != std::floor(**original))) {
+    return Error(fields.error("original_max_position_embeddings", "a positive whole number"));
+  }
+  if (*original) out.set_uint(a + "rope.scaling.original_context_length", static_cast<std::uint64_t>(**original));
+  const json::object* scaling = parameters != nullptr ? parameters : object_field(fields, "rope_scaling");
+  if (scaling == nullptr) return true;
+  const JsonFields s(*scaling, kFile);
+  auto type = s.optional_string("rope_type");
+  if (!type) return Error(type.error());
+  if (!*type) {
+    type = s.optional_string("type");
+    if (!type) return Error(type.error());
+  }
+  const std::string kind = type->value_or("default");
+  if (kind == "default") return true;
+  if (kind != "longrope" && kind != "su") {
+    return Error(std::string(kFile) + ": rope type '" + kind + "'; LPX runs Phi-3 with LongRoPE or none");
+  }
+  if (!*original) return Error(fields.error("original_max_position_embeddings", "set for LongRoPE"));
+  auto short_factors = floats(s, "short_factor");
+  if (!short_factors) return Error(short_factors.error());
+  auto long_factors = floats(s, "long_factor");
+  if (!long_factors) return Error(long_factors.error());
+  if (short_factors->size() != dims / 2 || long_factors->size() != dims / 2) {
+    return Error(std::string(kFile) + ": LongRoPE needs " + std::to_string(dims / 2) +
+                 " short and long factors (half the rotated dims); it has " + std::to_string(short_factors->size()) +
+                 " and " + std::to_string(long_factors->size()));
+  }
+  auto given = s.optional_number("attention_factor");
+  if (!given) return Error(given.error());
+  auto factor = s.optional_number("factor");
+  if (!factor) return Error(factor.error());
+  const double scale = *factor ? **factor : static_cast<double>(n_ctx) / **original;
+  const double attn_factor =
+      *given ? **given : scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(**original)) : 1.0;
+  out.set_float(a + "rope.scaling.attn_factor", attn_factor);
+  arch.extra_tensors.push_back({"rope_factors_long.weight", std::move(*long_factors)});
+  arch.extra_tensors.push_back({"rope_factors_short.weight", std::move(*short_factors)});
+  return true;
+}
+
 tl::expected<bool, std::string> read_extras(const JsonFields& fields, const Family& family,
                                             const std::string& a, std::uint64_t n_layer,
                                             std::uint64_t head_dim, MetadataTable& out) {
@@ -202,7 +287,7 @@ tl::expected<bool, std::string> read_extras(const JsonFields& fields, const Fami
 }  // namespace
 
 const char* supported_hf_model_types() noexcept {
-  return "llama, mistral, granite, smollm3, qwen2, qwen3, gemma2, gemma3_text";
+  return "llama, mistral, granite, smollm3, qwen2, qwen3, gemma2, gemma3_text, phi3";
 }
 
 tl::expected<HfArchitecture, std::string> read_hf_config(const json::object& config,
@@ -258,7 +343,17 @@ tl::expected<HfArchitecture, std::string> read_hf_config(const json::object& con
   out.set_uint(a + ".attention.value_length", *head_dim);
   out.set_uint(a + ".rope.dimension_count", *head_dim);
   out.set_float(a + ".attention.layer_norm_rms_epsilon", **eps);
-  if (auto ropes = read_ropes(fields, *family, a, out); !ropes) return Error(ropes.error());
+  if (family->model_type == "phi3") {
+    arch.fused_projections = true;
+    // As llama.cpp writes it; the core ignores the window, as llama.cpp does (every layer
+    // attends globally), so that a converted file runs there as here.
+    auto window = fields.count_or("sliding_window", 0);
+    if (!window) return Error(window.error());
+    out.set_uint(a + ".attention.sliding_window", *window);
+    if (auto rope = read_phi3_rope(fields, *n_embd, *n_head, *n_ctx, arch, out); !rope) return Error(rope.error());
+  } else if (auto ropes = read_ropes(fields, *family, a, out); !ropes) {
+    return Error(ropes.error());
+  }
   if (auto extras = read_extras(fields, *family, a, *n_layer, *head_dim, out); !extras) {
     return Error(extras.error());
   }

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/json/object.hpp>
 #include <tl/expected.hpp>
@@ -21,6 +23,11 @@ struct HfArchitecture {
   bool norms_add_one = false;
   // Gemma 2/3: post_attention_layernorm is a post-norm, pre_feedforward_layernorm the ffn norm.
   bool gemma_norms = false;
+  // Phi-3: q|k|v in one qkv_proj, gate|up in one gate_up_proj (GGUF's attn_qkv and ffn_up).
+  bool fused_projections = false;
+  // Tensors the config holds and GGUF keeps as weights: Phi-3's LongRoPE factors
+  // (rope_factors_long/short.weight, f32).
+  std::vector<std::pair<std::string, std::vector<float>>> extra_tensors;
   std::uint32_t n_head = 0;
   std::uint32_t n_head_kv = 0;
 };

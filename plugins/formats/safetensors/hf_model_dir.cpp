@@ -289,6 +289,20 @@ tl::expected<std::unique_ptr<HfModelDir>, std::string> HfModelDir::open(const st
       model->views_.push_back(view);
     }
   }
+  for (auto& [name, values] : arch->extra_tensors) {  // from config.json
+    if (!gguf_names.insert(name).second) return Error("config.json: tensor '" + name + "' is in the weights too");
+    std::vector<std::uint8_t> bytes(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    lpx_tensor_view view{};
+    view.type = LPX_TENSOR_F32;
+    view.n_dims = 1;
+    view.dims[0] = static_cast<std::int64_t>(values.size());
+    view.size_bytes = bytes.size();
+    model->buffers_.push_back(std::move(bytes));
+    view.data = model->buffers_.back().data();
+    model->names_.push_back(name);
+    model->views_.push_back(view);
+  }
   if (!files->tensor_file.empty() && listed != files->tensor_file.size()) {
  return Error(std::string(kIndex) + ": names " + std::to_string(files->tensor_file.size()) +
                  " tensors, the shards hold " + std::to_string(listed) + " of them");

@@ -36,6 +36,12 @@ constexpr Rule kLayer[] = {
     {"self_attn.rotary_emb.inv_freq", "", TensorRole::skipped},
 };
 
+// Phi-3's fused projections: q|k|v rows in one matrix, gate|up rows in another.
+constexpr Rule kFusedProjections[] = {
+    {"self_attn.qkv_proj.weight", "attn_qkv.weight", TensorRole::plain},
+    {"mlp.gate_up_proj.weight", "ffn_up.weight", TensorRole::plain},
+};
+
 // Where Llama puts its second norm (before the feed-forward) and Gemma its post-norms.
 constexpr Rule kLlamaNorms[] = {
     {"post_attention_layernorm.weight", "ffn_norm.weight", TensorRole::norm},
@@ -69,6 +75,7 @@ std::optional<MappedName> map_tensor_name(std::string_view hf_name, const HfArch
   }
   rest = rest.substr(static_cast<std::size_t>(end - rest.data()) + 1);
   const Rule* rule = find_rule(kLayer, rest);
+  if (rule == nullptr && arch.fused_projections) rule = find_rule(kFusedProjections, rest);
   if (rule == nullptr) rule = arch.gemma_norms ? find_rule(kGemmaNorms, rest) : find_rule(kLlamaNorms, rest);
   if (rule == nullptr) return std::nullopt;
   if (rule->role == TensorRole::skipped) return MappedName{"", TensorRole::skipped};
