@@ -28,10 +28,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineParts parts, EngineConfig
                        parts.backend->name() + "' does not apply them yet (merge one with [model] lora instead)");
   }
   for (const auto& adapter : parts.adapters) {
-    for (const LoraPair& p : adapter->lora().pairs()) {
+    for (const LoraPair& p : adapter->pairs()) {
       for (const lpx_tensor_view* half : {p.a, p.b}) {
         if (!parts.backend->supports_type(half->type)) {
-          return unsupported(adapter->lora().path() + ": tensor '" + half->name + "' is of a type backend '" +
+          return unsupported(adapter->path() + ": tensor '" + half->name + "' is of a type backend '" +
                              parts.backend->name() + "' does not multiply by");
         }
       }
@@ -119,8 +119,8 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
                config_.block_size, config_.max_sequences, config_.batch_tokens);
   for (const auto& adapter : parts_.adapters) {
     spdlog::info("engine: LoRA adapter '{}' resident for requests that name it: {} (rank {}, {} weights, {:.1f} MiB)",
-                 adapter->name(), adapter->lora().path(), adapter->lora().rank(), adapter->lora().pairs().size(),
-                 static_cast<double>(adapter->lora().bytes()) / (1 << 20));
+                 adapter->name(), adapter->path(), adapter->rank(), adapter->pairs().size(),
+                 static_cast<double>(adapter->bytes()) / (1 << 20));
   }
   if (draft_model_) {
     spdlog::info("engine: speculative drafts from {}, up to {} per step (its KV cache {:.1f} MiB)",

@@ -93,10 +93,10 @@ class Engine {
   const Hyperparameters& hyperparameters() const noexcept { return h_; }
   const EngineConfig& config() const noexcept { return config_; }
   std::size_t kv_cache_bytes() const noexcept { return cache_->bytes(); }
-  // The resident LoRA adapters' A and B matrices (mapped from their files).
+  // The resident LoRA adapters' A and B matrices (f32 copies).
   std::uint64_t adapter_bytes() const noexcept {
     std::uint64_t total = 0;
-    for (const auto& adapter : parts_.adapters) total += adapter->lora().bytes();
+    for (const auto& adapter : parts_.adapters) total += adapter->bytes();
     return total;
   }
 

@@ -71,7 +71,7 @@ TransformerForward::TransformerForward(const TransformerModel& model, Backend& b
   up_.resize(rows * d_.n_ff);
   std::size_t rank = 0, width = 0;
   for (const auto& adapter : adapters) {
-    for (const LoraPair& p : adapter->lora().pairs()) {
+    for (const LoraPair& p : adapter->pairs()) {
       rank = std::max<std::size_t>(rank, p.rank);
       width = std::max<std::size_t>(width, static_cast<std::size_t>(p.b->dims[1]));
     }

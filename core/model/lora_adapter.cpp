@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cmath>
 
+#include "lpx/cpp/tensor_types.hpp"
+#include "reference/dequantize.hpp"
+
 namespace lpx::core {
 namespace {
 
@@ -31,6 +34,22 @@ Expected<LoraSpec> parse_lora_spec(const std::string& text) {
   }
   if (spec.path.empty()) return invalid_argument("lora '" + text + "' names no file");
   return spec;
+}
+
+Expected<std::vector<float>> tensor_f32(const lpx_tensor_view& t) {
+  const auto columns = static_cast<std::uint64_t>(t.dims[0]);
+  const auto rows = t.n_dims > 1 ? static_cast<std::uint64_t>(t.dims[1]) : 1;
+  const auto row_bytes = tensor_row_bytes(t.type, columns);
+  if (!row_bytes) return invalid_argument("tensor '" + std::string(t.name) + "' has rows its type cannot hold");
+  std::vector<float> out(columns * rows);
+  const auto* data = static_cast<const std::uint8_t*>(t.data);
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    if (kernels::reference::dequantize_row(static_cast<lpx_tensor_type>(t.type), data + r * *row_bytes, columns,
+                                           out.data() + r * columns) != kernels::reference::DequantizeStatus::ok) {
+      return unsupported("tensor '" + std::string(t.name) + "': its type cannot be read");
+    }
+  }
+  return out;
 }
 
 std::uint32_t LoraAdapter::rank() const noexcept {

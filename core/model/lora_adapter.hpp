@@ -24,6 +24,9 @@ struct LoraSpec {
 };
 Expected<LoraSpec> parse_lora_spec(const std::string& text);
 
+// A whole 2-D tensor of any type LPX reads as f32 rows (row-major, dims[1] rows of dims[0]).
+Expected<std::vector<float>> tensor_f32(const lpx_tensor_view& t);
+
 // One adapted weight of the model.
 struct LoraPair {
   std::string weight;             // W's tensor name in the model

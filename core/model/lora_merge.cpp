@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "lpx/cpp/tensor_types.hpp"
-#include "reference/dequantize.hpp"
 #include "reference/quantize_weights.hpp"
 
 namespace lpx::core {
@@ -14,23 +13,6 @@ namespace {
 
 bool is_float(std::int32_t type) {
   return type == LPX_TENSOR_F32 || type == LPX_TENSOR_F16 || type == LPX_TENSOR_BF16;
-}
-
-// A whole 2-D tensor as f32 rows.
-Expected<std::vector<float>> to_f32(const lpx_tensor_view& t) {
-  const auto columns = static_cast<std::uint64_t>(t.dims[0]);
-  const auto rows = static_cast<std::uint64_t>(t.dims[1]);
-  const auto row_bytes = tensor_row_bytes(t.type, columns);
-  if (!row_bytes) return invalid_argument("tensor '" + std::string(t.name) + "' has rows its type cannot hold");
-  std::vector<float> out(columns * rows);
-  const auto* data = static_cast<const std::uint8_t*>(t.data);
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    if (kernels::reference::dequantize_row(static_cast<lpx_tensor_type>(t.type), data + r * *row_bytes, columns,
-                                           out.data() + r * columns) != kernels::reference::DequantizeStatus::ok) {
-      return unsupported("tensor '" + std::string(t.name) + "': its type cannot be read");
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -62,9 +44,9 @@ Expected<LoraSummary> merge_lora(ModelFile& model, const LoraSpec& spec, PluginR
     const auto in = static_cast<std::uint64_t>(w.dims[0]);
     const auto out = static_cast<std::uint64_t>(w.dims[1]);
     const std::uint64_t rank = p.rank;
-    auto weights = to_f32(w);
-    auto a = to_f32(*p.a);
-    auto b = to_f32(*p.b);
+    auto weights = tensor_f32(w);
+    auto a = tensor_f32(*p.a);
+    auto b = tensor_f32(*p.b);
     if (!weights || !a || !b) {
       return unexpected((!weights ? weights.error() : !a ? a.error() : b.error()).with_context(spec.path));
     }

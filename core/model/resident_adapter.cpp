@@ -1,6 +1,7 @@
 #include "model/resident_adapter.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace lpx::core {
 namespace {
@@ -32,16 +33,43 @@ Expected<AdapterSpec> parse_adapter_spec(const std::string& text) {
   return spec;
 }
 
-ResidentAdapter::ResidentAdapter(std::string name, std::uint32_t slot, LoraAdapter lora)
-    : name_(std::move(name)), slot_(slot), lora_(std::move(lora)) {
-  for (const LoraPair& p : lora_.pairs()) by_weight_.emplace(p.weight, &p);
-}
-
 Expected<std::unique_ptr<ResidentAdapter>> ResidentAdapter::load(const AdapterSpec& spec, std::uint32_t slot,
                                                                  const ModelFile& model, PluginRegistry& registry) {
   auto lora = LoraAdapter::open(spec.lora, model, registry);
   if (!lora) return unexpected(lora.error().with_context("adapter '" + spec.name + "'"));
-  return std::unique_ptr<ResidentAdapter>(new ResidentAdapter(spec.name, slot, std::move(*lora)));
+  std::unique_ptr<ResidentAdapter> out(new ResidentAdapter());
+  out->name_ = spec.name;
+  out->slot_ = slot;
+  out->path_ = lora->path();
+  out->rank_ = lora->rank();
+  const std::size_t halves = 2 * lora->pairs().size();
+  out->views_.reserve(halves);  // never reallocated: the pairs point into it
+  out->names_.reserve(halves);
+  for (const LoraPair& p : lora->pairs()) {
+    LoraPair mine = p;
+    for (const lpx_tensor_view** half : {&mine.a, &mine.b}) {
+      auto values = tensor_f32(**half);
+      if (!values) return unexpected(values.error().with_context(spec.lora.path));
+      lpx_tensor_view view = **half;
+      out->names_.emplace_back((*half)->name);
+      view.name = out->names_.back().c_str();
+      view.type = LPX_TENSOR_F32;
+      view.size_bytes = values->size() * sizeof(float);
+      view.data = values->data();
+      out->data_.push_back(std::move(*values));  // the heap block view.data points at moves along
+      out->views_.push_back(view);
+      *half = &out->views_.back();
+    }
+    out->pairs_.push_back(std::move(mine));
+  }
+  for (const LoraPair& p : out->pairs_) out->by_weight_.emplace(p.weight, &p);
+  return out;
+}
+
+std::uint64_t ResidentAdapter::bytes() const noexcept {
+  std::uint64_t total = 0;
+  for (const auto& values : data_) total += values.size() * sizeof(float);
+  return total;
 }
 
 const LoraPair* ResidentAdapter::find(std::string_view weight) const noexcept {

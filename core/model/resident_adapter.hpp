@@ -4,6 +4,11 @@
 // adds s * B (A x) to the product of each adapted weight for the rows of the requests that use
 // the adapter (engine/transformer_forward.cpp). Unlike a merge, it works beside quantized
 // weights, and the base model answers unchanged the requests that name no adapter.
+//
+// A and B are kept in f32 whatever the file stores: they are small (a rank-16 adapter of every
+// projection of SmolLM2-135M: 20 MB), and the CPU kernels multiply f32 rows of a few elements
+// (B's rows are r long) much faster than f16 ones (decode 121 against 94 tokens/s, pp128 319
+// against 211, docs/perf/lora.md).
 #pragma once
 
 #include <cstdint>
@@ -34,17 +39,26 @@ class ResidentAdapter {
 
   const std::string& name() const noexcept { return name_; }
   std::uint32_t slot() const noexcept { return slot_; }
-  const LoraAdapter& lora() const noexcept { return lora_; }
+  const std::string& path() const noexcept { return path_; }
+  // Every adapted weight, A and B as f32 views of this object's memory.
+  const std::vector<LoraPair>& pairs() const noexcept { return pairs_; }
+  std::uint32_t rank() const noexcept { return rank_; }
+  std::uint64_t bytes() const noexcept;  // of the f32 A and B
   // The pair of the weight named `weight`, NULL when the adapter leaves it alone. No allocation.
   const LoraPair* find(std::string_view weight) const noexcept;
 
  private:
-  ResidentAdapter(std::string name, std::uint32_t slot, LoraAdapter lora);
+  ResidentAdapter() = default;
 
   std::string name_;
-  std::uint32_t slot_;
-  LoraAdapter lora_;
-  std::unordered_map<std::string_view, const LoraPair*> by_weight_;  // views of lora_'s names
+  std::uint32_t slot_ = 0;
+  std::string path_;
+  std::uint32_t rank_ = 0;
+  std::vector<LoraPair> pairs_;
+  std::vector<std::vector<float>> data_;  // A, B, A, B, ... of the pairs in order
+  std::vector<std::string> names_;        // their tensor names
+  std::vector<lpx_tensor_view> views_;    // sized once: pairs_ point into it
+  std::unordered_map<std::string_view, const LoraPair*> by_weight_;  // views of pairs_' names
 };
 
 }  // namespace lpx::core

@@ -93,7 +93,7 @@ Expected<bool> PipelineRunner::run() {
   context.host_version = host_version_.c_str();
   context.host_commit = host_commit_.c_str();
   context.models = pool_ ? to_c(*pool_) : nullptr;
-  context.models_api = pool_ ? &models_c_api() : nullptr;
+  context.models_api = pool_ ? &models_c_api(transport_->library().description().abi_minor) : nullptr;
   context.run_record_json = run_record_ ? run_record_->c_str() : nullptr;
   const auto& api = transport_->api<lpx_transport_api>();
   lpx_status* status = nullptr;

@@ -34,7 +34,8 @@ std::string file_state(const std::string& path) { return model_state(path); }
 // Weights (the file, or what [model] quantize leaves of it) plus an f16 KV cache for every
 // position the engine will hold.
 Expected<std::pair<std::uint64_t, std::uint32_t>> estimate(const PipelineSection& model,
-                                                           const std::string& path) {
+                                                           const std::string& path,
+                                                           const std::vector<ServedAdapter>& adapters) {
   auto format = model.plugin->create(model.options);
   if (!format) return unexpected(format.error().prefixed("[" + model.slot + "] "));
   auto file = ModelFile::open_with(*format, path);
@@ -49,16 +50,13 @@ Expected<std::pair<std::uint64_t, std::uint32_t>> estimate(const PipelineSection
   const std::uint64_t per_position =
       std::uint64_t{h->n_layer} * h->n_head_kv * (std::uint64_t{h->head_dim} + h->head_dim_v) * 2;
   std::uint64_t weights = file_bytes(path);
-  if (auto it = o.values.find("adapters"); it != o.values.end()) {  // resident beside the weights
-    auto specs = adapter_specs(std::get<std::vector<std::string>>(it->second));
-    if (!specs) return unexpected(specs.error().prefixed("[" + model.slot + "] adapters: "));
-    for (const AdapterSpec& spec : *specs) weights += file_bytes(spec.lora.path);
-  }
   if (auto it = o.values.find("quantize"); it != o.values.end()) {  // quantized as it loads
     auto bytes = quantized_tensor_bytes(**file, *parse_quant_mix(std::get<std::string>(it->second)));
     if (!bytes) return unexpected(bytes.error().prefixed("[" + model.slot + "] quantize: "));
     weights = *bytes;
   }
+  // Resident beside them in f32: at most twice an f16 adapter's file.
+  for (const ServedAdapter& adapter : adapters) weights += 2 * file_bytes(adapter.path);
   return std::pair{weights + positions * per_position, static_cast<std::uint32_t>(context)};
 }
 
@@ -69,9 +67,30 @@ std::string model_name(const PipelineSection& model, const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-// Everything that shapes the model's engine, as text.
-std::string definition(const Pipeline& pipeline, const PipelineSection& model, const std::string& path) {
+// The adapters of [model] adapters, each file checked now: a model that names a missing one is
+// refused when the pipeline loads, not when a request first needs it.
+Expected<std::vector<ServedAdapter>> served_adapters(const PipelineSection& section, const std::string& model_name) {
+  std::vector<ServedAdapter> out;
+  auto it = section.core_options.values.find("adapters");
+  if (it == section.core_options.values.end()) return out;
+  auto specs = adapter_specs(std::get<std::vector<std::string>>(it->second));
+  if (!specs) return unexpected(specs.error().prefixed("[" + section.slot + "] adapters: "));
+  for (const AdapterSpec& spec : *specs) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(spec.lora.path, error)) {
+      return not_found("[" + section.slot + "] adapters: " + spec.name + ": " + spec.lora.path + ": no such file");
+    }
+    out.push_back({spec.name, model_name + ":" + spec.name, spec.lora.path});
+  }
+  return out;
+}
+
+// Everything that shapes the model's engine, as text: a reload reopens it when any of it, or
+// the model's or an adapter's file, changed.
+std::string definition(const Pipeline& pipeline, const PipelineSection& model, const std::string& path,
+                       const std::vector<ServedAdapter>& adapters) {
   std::string text = section_toml(model) + "\n# file " + file_state(path) + "\n";
+  for (const ServedAdapter& adapter : adapters) text += "# adapter " + file_state(adapter.path) + "\n";
   for (const PipelineSection& section : pipeline.sections) {
     if (section.slot == "backend" || section.slot == "sampler") text += section_toml(section);
   }
@@ -119,18 +138,16 @@ Expected<std::vector<ServedModel>> served_models(const Pipeline& pipeline, Plugi
     const PipelineSection& section = shared->sections[i];
     if (section.slot != "model" && section.slot != "models") continue;
     const std::string path = std::get<std::string>(section.core_options.values.at("path"));
-    auto size = estimate(section, path);
-    if (!size) return unexpected(size.error());
     ServedModel m;
     m.name = model_name(section, path);
     m.path = path;
-    if (auto it = section.core_options.values.find("adapters"); it != section.core_options.values.end()) {
-      auto specs = adapter_specs(std::get<std::vector<std::string>>(it->second));
-      if (!specs) return unexpected(specs.error().prefixed("[" + section.slot + "] adapters: "));
-      for (const AdapterSpec& spec : *specs) m.adapters.push_back({spec.name, m.name + ":" + spec.name, spec.lora.path});
-    }
+    auto adapters = served_adapters(section, m.name);
+    if (!adapters) return unexpected(adapters.error());
+    m.adapters = std::move(*adapters);
+    auto size = estimate(section, path, m.adapters);
+    if (!size) return unexpected(size.error());
     m.context_size = size->second;
-    m.definition = definition(*shared, section, path);
+    m.definition = definition(*shared, section, path, m.adapters);
     m.estimated_bytes = size->first;
     m.load = [shared, i, &registry]() -> Expected<LoadedEngine> {
       const PipelineSection& model = shared->sections[i];

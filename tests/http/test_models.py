@@ -292,3 +292,12 @@ def test_adapters_are_listed_and_chosen_per_request(tmp_path):
             t.join()
         for (m, _), got in results.items():
             assert got[0] == alone[m][0], (m, got, alone[m])
+        # Metrics: each adapter has its own request histograms; the engine's numbers (loaded,
+        # memory, tokens) are its model's, counted once.
+        status, _, body = request(srv, "GET", "/metrics")
+        assert status == 200
+        text = body.decode()
+        assert 'lpx_time_to_first_token_seconds_count{model="qwen3:full"}' in text
+        assert 'lpx_model_loaded{model="qwen3"} 1' in text
+        assert 'lpx_model_loaded{model="qwen3:full"}' not in text
+        assert 'lpx_generated_tokens_total{model="qwen3:full"}' not in text

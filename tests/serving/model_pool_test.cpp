@@ -2,6 +2,8 @@
 // engines behind it are exercised end to end in tests/http/test_models.py.
 #include "serving/model_pool.hpp"
 
+#include <cstddef>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,6 +12,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "serving/models_c_api.hpp"
 
 namespace lpx::core {
 namespace {
@@ -353,6 +357,92 @@ TEST(ModelPool, ConcurrentAcquiresOfAnUnloadedModelShareOneLoad) {
     pool.release(o.lease->id);
   }
   EXPECT_EQ(c.loads, 2);
+}
+
+TEST(ModelPool, AdaptersAreListedAfterTheirModelAndLeasedByModelColonName) {
+  Counters c;
+  ModelPool pool;
+  ServedModel a = fake("a:b", kMiB, c);  // a model name may hold ':' itself
+  a.adapters = {{"sql", "a:b:sql", "sql.gguf"}, {"chat", "a:b:chat", "chat.gguf"}};
+  ASSERT_TRUE(pool.configure({std::move(a), fake("c", kMiB, c)}, settings(0)));
+  std::vector<std::pair<std::string, std::string>> listed;  // name, parent
+  pool.list([&](const lpx_model_entry& e) { listed.emplace_back(e.name, e.parent ? e.parent : ""); });
+  EXPECT_EQ(listed, (std::vector<std::pair<std::string, std::string>>{
+                        {"a:b", ""}, {"a:b:sql", "a:b"}, {"a:b:chat", "a:b"}, {"c", ""}}));
+
+  Outcome sql = acquire(pool, "a:b:sql");
+  ASSERT_TRUE(sql.lease) << sql.lease.error();
+  ASSERT_NE(sql.lease->adapter, nullptr);
+  EXPECT_EQ(*sql.lease->adapter, "sql");
+  EXPECT_EQ(*sql.lease->name, "a:b");
+  Outcome plain = acquire(pool, "a:b");
+  ASSERT_TRUE(plain.lease);
+  EXPECT_EQ(plain.lease->adapter, nullptr);
+  EXPECT_EQ(plain.lease->engine, sql.lease->engine) << "one engine serves the model and its adapters";
+  Outcome missing = acquire(pool, "a:b:nope");
+  ASSERT_FALSE(missing.lease);
+  EXPECT_EQ(missing.lease.error().code, LPX_ERR_NOT_FOUND);
+  EXPECT_NE(missing.lease.error().message.find("a:b:sql"), std::string::npos) << missing.lease.error();
+  EXPECT_FALSE(acquire(pool, "c:sql").lease) << "an adapter belongs to its own model";
+  pool.release(sql.lease->id);
+  pool.release(plain.lease->id);
+}
+
+// The C table a transport built before ABI 2.7 gets: it cannot pass an adapter on, so it sees
+// none and a name that selects one is refused, never answered by the model alone.
+TEST(ModelPool, TransportsBuiltBeforeAdaptersNeitherSeeNorGetThem) {
+  Counters c;
+  ModelPool pool;
+  ServedModel a = fake("a", kMiB, c);
+  a.adapters = {{"sql", "a:sql", "sql.gguf"}};
+  ASSERT_TRUE(pool.configure({std::move(a)}, settings(0)));
+  lpx_models* models = to_c(pool);
+  const auto names = [&](const lpx_models_api& api) {
+    std::vector<std::string> out;
+    api.list(models, [](void* user, const lpx_model_entry* e) {
+      static_cast<std::vector<std::string>*>(user)->push_back(e->name);
+    }, &out);
+    return out;
+  };
+  EXPECT_EQ(names(models_c_api(7)), (std::vector<std::string>{"a", "a:sql"}));
+  EXPECT_EQ(names(models_c_api(6)), (std::vector<std::string>{"a"}));
+
+  struct Answer {
+    std::int32_t code = -1;
+    std::string adapter;
+    std::uint64_t id = 0;
+  };
+  const auto acquire_c = [&](const lpx_models_api& api, const char* name) {
+    Answer answer;
+    api.acquire(models, name, [](void* user, const lpx_status* error, const lpx_model_lease* lease) {
+      auto& out = *static_cast<Answer*>(user);
+      out.code = error ? error->code : LPX_OK;
+      if (!error) {
+        out.adapter = lease->adapter ? lease->adapter : "";
+        out.id = lease->id;
+      }
+    }, &answer);
+    return answer;  // the model is loaded: answered inline
+  };
+  const Answer current = acquire_c(models_c_api(7), "a:sql");
+  EXPECT_EQ(current.code, LPX_OK);
+  EXPECT_EQ(current.adapter, "sql");
+  models_c_api(7).release(models, current.id);
+  EXPECT_EQ(acquire_c(models_c_api(6), "a:sql").code, LPX_ERR_UNSUPPORTED);
+  const Answer base = acquire_c(models_c_api(6), "a");
+  EXPECT_EQ(base.code, LPX_OK);
+  models_c_api(6).release(models, base.id);
+
+  lpx_model_lease old_lease{};
+  old_lease.struct_size = offsetof(lpx_model_lease, adapter);  // as a 2.5 transport sizes it
+  EXPECT_EQ(models_c_api(7).acquire_if_loaded(models, "a:sql", &old_lease), 0);
+  EXPECT_EQ(models_c_api(7).acquire_if_loaded(models, "a", &old_lease), 1);
+  models_c_api(7).release(models, old_lease.id);
+  lpx_model_lease lease{};
+  lease.struct_size = sizeof lease;
+  ASSERT_EQ(models_c_api(7).acquire_if_loaded(models, "a:sql", &lease), 1);
+  EXPECT_STREQ(lease.adapter, "sql");
+  models_c_api(7).release(models, lease.id);
 }
 
 }  // namespace

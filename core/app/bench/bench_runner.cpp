@@ -30,11 +30,17 @@ struct Batch {
   std::string error;
 };
 
+// What every request of a run carries beside its prompt: its sampling (null: greedy) and the
+// resident LoRA adapter it runs with (null: none).
+struct RequestExtras {
+  const lpx_sampling_overrides* sampling = nullptr;
+  const char* adapter = nullptr;
+};
+
 // Every request decodes exactly `generate` tokens (end-of-generation ignored, as llama-bench
-// does), greedily or with `sampling` (null: greedy); on a GPU backend the token ids are picked
-// on the device.
+// does), as `extras` say; on a GPU backend the token ids are picked on the device.
 Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& prompts,
-                std::uint32_t generate, const lpx_sampling_overrides* sampling) {
+                std::uint32_t generate, const RequestExtras& extras) {
   struct Request {
     std::vector<Clock::time_point>* times;
     std::string* error;
@@ -52,7 +58,8 @@ Batch run_batch(Engine& engine, const std::vector<std::vector<std::int32_t>>& pr
     r.prompt_token_count = prompts[i].size();
     r.max_tokens = generate;
     r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
-    r.sampling = sampling;
+    r.sampling = extras.sampling;
+    r.adapter = extras.adapter;
     r.user = &users[i];
     r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
       if (e->token >= 0) static_cast<Request*>(user)->times->push_back(Clock::now());
@@ -95,7 +102,7 @@ using PromptMaker = std::function<std::vector<std::int32_t>(std::uint32_t n, std
 // tgN @ dD at batch B: aggregate tokens/s over the window in which all B requests decode.
 Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t depth,
                                   std::uint32_t batch, std::uint32_t repetitions,
-                                  const PromptMaker& prompt, const lpx_sampling_overrides* sampling) {
+                                  const PromptMaker& prompt, const RequestExtras& extras) {
   BenchResult r;
   r.test = "tg" + std::to_string(n);
   r.batch = batch;
@@ -105,7 +112,7 @@ Expected<BenchResult> decode_test(Engine& engine, std::uint32_t n, std::uint32_t
   for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
     std::vector<std::vector<std::int32_t>> prompts;
     for (std::uint32_t i = 0; i < batch; ++i) prompts.push_back(prompt(std::max(depth, 1u), rep * batch + i + 1));
-    const Batch b = run_batch(engine, prompts, n, sampling);
+    const Batch b = run_batch(engine, prompts, n, extras);
     if (!b.error.empty()) return invalid_argument(name + ": " + b.error);
     Clock::time_point start = Clock::time_point::min(), end = Clock::time_point::max();
     for (const auto& times : b.token_times) {
@@ -157,7 +164,14 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   report.model = config.model;
   report.backend = config.backend;
   report.sampling = config.sampling_text;
-  const lpx_sampling_overrides* sampling = config.sampling.set != 0 ? &config.sampling : nullptr;
+  RequestExtras extras;
+  extras.sampling = config.sampling.set != 0 ? &config.sampling : nullptr;
+  if (!config.adapter.empty()) {
+    auto spec = parse_lora_spec(config.adapter);
+    if (!spec) return unexpected(spec.error());
+    inputs.adapters.push_back({"bench", *spec});
+    extras.adapter = "bench";
+  }
   auto name = inputs.file->get_string("general.name");
   report.model_name = name ? *name : std::filesystem::path(inputs.file->path()).stem().string();
   for (const lpx_tensor_view& t : inputs.file->tensors()) {  // what one decode step streams
@@ -205,7 +219,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
     return p;
   };
   // Warm-up: page the weights in; a failing sampling setting shows here.
-  if (const Batch b = run_batch(engine, {prompt(1, 0)}, 4, sampling); !b.error.empty()) {
+  if (const Batch b = run_batch(engine, {prompt(1, 0)}, 4, extras); !b.error.empty()) {
     return invalid_argument(b.error);
   }
 
@@ -213,7 +227,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
     if (n == 0) continue;
     std::vector<double> rates, ttfts;
     for (std::uint32_t rep = 0; rep < config.repetitions; ++rep) {
-      const Batch b = run_batch(engine, {prompt(n, rep + 1)}, 1, sampling);
+      const Batch b = run_batch(engine, {prompt(n, rep + 1)}, 1, extras);
       if (!b.error.empty()) return invalid_argument("pp" + std::to_string(n) + ": " + b.error);
       const double ttft = ms(b.token_times[0].front() - b.submitted);
       ttfts.push_back(ttft);
@@ -232,7 +246,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
         lpx_engine_stats before{};
         before.struct_size = sizeof(before);
         engine.stats(before);
-        auto result = decode_test(engine, n, depth, batch, config.repetitions, prompt, sampling);
+        auto result = decode_test(engine, n, depth, batch, config.repetitions, prompt, extras);
         if (!result) return unexpected(result.error());
         if (config.max_draft > 0) {
           lpx_engine_stats after{};

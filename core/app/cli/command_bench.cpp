@@ -104,6 +104,10 @@ int bench_command(const BenchArguments& a) {
     config.sampling_text += *speculative == "ngram" ? ", ngram speculation"
                                                     : ", speculation drafted by " + config.draft_model;
   }
+  if (!a.adapter.empty()) {
+    config.adapter = a.adapter;
+    config.sampling_text += ", LoRA adapter " + a.adapter + " per request";
+  }
   config.prompt_lengths = a.prompt_lengths;
   config.generate_lengths = a.generate_lengths;
   config.batches = a.batches;
@@ -152,6 +156,9 @@ Command add_bench_command(CLI::App& parent) {
   bench_app->add_option("--sample", bench->sample,
                         "Sample instead of greedy, KEY=VALUE of temperature, top_k, top_p, min_p, "
                         "seed (e.g. temperature=0.8 top_p=0.95)");
+  bench_app->add_option("--adapter", bench->adapter,
+                        "LoRA adapter FILE[@SCALE] every request runs with, resident beside the weights (as a "
+                        "served \"MODEL:ADAPTER\" request)");
   bench_app->add_flag("--json", bench->json, "One JSON array instead of the table");
   add_speculative_flags(*bench_app, bench->speculative);
   return {bench_app, [bench] {

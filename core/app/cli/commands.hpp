@@ -127,6 +127,7 @@ struct BenchArguments {
   std::uint32_t repetitions = 3;
   std::vector<std::string> options;  // backend options KEY=VALUE
   std::vector<std::string> sample;   // sampling KEY=VALUE (temperature, top_k...); empty: greedy
+  std::string adapter;               // --adapter FILE[@SCALE]: every request runs with it
   SpeculativeFlags speculative;
   bool json = false;
 };

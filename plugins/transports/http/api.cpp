@@ -327,7 +327,8 @@ void Api::render_metrics(Exchange& exchange) {
     sample.name = m.name;
     sample.memory_bytes = m.memory_bytes;
     sample.metrics = &metrics_.model(m.name);
-    sample.engine = routes_.stats_if_loaded(m);
+    sample.adapter = !m.parent.empty();
+    if (!sample.adapter) sample.engine = routes_.stats_if_loaded(m);
     samples.push_back(std::move(sample));
   }
   std::string text = metrics_.render(samples);

@@ -163,12 +163,19 @@ std::string ServerMetrics::render(const std::vector<ModelSample>& models) {
     }
   }
   per_model(out, "lpx_model_loaded", "gauge", "1 while the model is loaded, else 0", models,
-            [](const ModelSample& m) -> std::optional<double> { return m.engine ? 1 : 0; });
+            [](const ModelSample& m) -> std::optional<double> {
+              if (m.adapter) return std::nullopt;
+              return m.engine ? 1 : 0;
+            });
   per_model(out, "lpx_model_memory_bytes", "gauge",
             "Weights and KV cache of the model: measured when loaded, else estimated", models,
-            [](const ModelSample& m) -> std::optional<double> { return static_cast<double>(m.memory_bytes); });
+            [](const ModelSample& m) -> std::optional<double> {
+              if (m.adapter) return std::nullopt;
+              return static_cast<double>(m.memory_bytes);
+            });
   per_model(out, "lpx_generation_tokens_per_second", "gauge", "Tokens generated per second (recent window)",
             models, [](const ModelSample& m) -> std::optional<double> {
+              if (m.adapter) return std::nullopt;
               if (!m.engine || m.metrics == nullptr) return m.engine ? std::optional<double>(0) : std::nullopt;
               return m.metrics->tokens_per_second(m.engine->generated_tokens);
             });

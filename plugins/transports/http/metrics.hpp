@@ -66,6 +66,9 @@ struct ModelSample {
   ModelMetrics* metrics = nullptr;      // its histograms; null: no request has used it yet
   std::optional<lpx_engine_stats> engine;  // while it is loaded
   std::uint64_t memory_bytes = 0;       // weights + KV cache, measured or estimated
+  // A LoRA adapter ("MODEL:ADAPTER"): its own request histograms, while the engine's numbers
+  // (loaded, memory, tokens, KV cache) stay with its model, counted once.
+  bool adapter = false;
 };
 
 class ServerMetrics {

@@ -39,12 +39,7 @@ std::vector<ModelListing> ModelRoutes::list() const {
 std::optional<lpx_engine_stats> ModelRoutes::stats_if_loaded(const ModelListing& model) const {
   if (model.state != LPX_MODEL_LOADED) return std::nullopt;
   // list() may show model_id in place of the one model's name: the default is that model.
-  std::string name = model.is_default ? std::string() : model.name;
-  if (!model.parent.empty() && !state_->model_id.empty() && model.name.starts_with(state_->model_id + ":")) {
-    const auto raw = state_->models.list();  // the adapter under the base's own name
-    const auto base = std::find_if(raw.begin(), raw.end(), [](const ModelListing& m) { return m.is_default; });
-    if (base != raw.end()) name = base->name + model.name.substr(state_->model_id.size());
-  }
+  const std::string name = model.is_default ? std::string() : model.name;
   const std::shared_ptr<const ModelLease> lease = state_->models.acquire_if_loaded(name);
   if (!lease) return std::nullopt;
   return lease->engine().stats();
@@ -103,9 +98,10 @@ void ModelRoutes::State::answer(std::uint64_t route, ModelAcquisition a) {
 std::string ModelRoutes::routed_name(std::string_view requested) const {
   const std::vector<ModelListing> models = state_->models.list();
   if (base_models(models) != 1) return std::string(requested);
-  // One model: every request is for it, whatever it calls it, unless it names one of its
-  // adapters ("MODEL:ADAPTER", MODEL its name or model_id); a "MODEL:" with an adapter not
-  // served goes on to be refused, not quietly answered by the model alone.
+  // One model: every request is for it, whatever it calls it ("llama3:latest" included), unless
+  // the model has adapters and the name is "MODEL:ADAPTER" (MODEL its name or model_id): that
+  // goes on, to be refused when the adapter is not served, not quietly answered by the model.
+  if (models.size() == 1) return std::string();
   for (const std::string& prefix : {models.front().name, state_->model_id}) {
     if (prefix.empty() || requested.size() <= prefix.size() || !requested.starts_with(prefix) ||
         requested[prefix.size()] != ':') {
