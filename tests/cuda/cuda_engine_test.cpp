@@ -213,6 +213,68 @@ TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
   EXPECT_EQ(stats.running_requests, 0u);
 }
 
+// Every decode graph bucket (1, 2, 4, ..., 64 rows: 64 requests that leave a few at a time)
+// and decoding past position 656 (a 650-token prompt generating 24 more, admitted when a slot
+// frees): each request's greedy tokens equal the CPU's wherever the CPU's pick is certain.
+TEST(CudaEngineBuckets, GreedyTokensMatchTheCpuInEveryGraphBucketAndPastPosition656) {
+  LPX_REQUIRE_GPU();
+  auto path = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  ASSERT_TRUE(path.has_value()) << path.error();
+  TestHost host;
+  core::EngineConfig config;
+  config.context_size = 768;
+  config.max_sequences = 64;
+  config.kv_cache_tokens = 64 * 64 + 768;
+  auto gpu = host.engine(*path, "cuda", {"greedy"}, config);
+  ASSERT_NE(gpu, nullptr);
+
+  struct Run {
+    std::vector<std::int32_t> prompt;
+    std::vector<std::int32_t> tokens;
+    std::string error;
+  };
+  std::vector<Run> runs(65);
+  std::vector<lpx_request> requests(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const bool long_one = i == 64;
+    runs[i].prompt = test_prompt(long_one ? 650 : 3 + i % 7);
+    runs[i].prompt[0] = static_cast<std::int32_t>(1 + i);  // distinct prompts
+    lpx_request& r = requests[i];
+    r.struct_size = sizeof r;
+    r.prompt_tokens = runs[i].prompt.data();
+    r.prompt_token_count = runs[i].prompt.size();
+    r.max_tokens = long_one ? 24 : static_cast<std::uint32_t>(2 + i / 2);  // 2..33: rows fall step by step
+    r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+    r.user = &runs[i];
+    r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+      if (e->token >= 0) static_cast<Run*>(user)->tokens.push_back(e->token);
+      return 0;
+    };
+    r.on_done = [](void* user, const lpx_request_result* result) {
+      if (result->error != nullptr) static_cast<Run*>(user)->error = result->error->message;
+    };
+  }
+  auto ids = gpu->submit_together(requests);
+  ASSERT_TRUE(ids.has_value()) << ids.error();
+  for (std::uint64_t id : *ids) gpu->wait(id);
+
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_TRUE(runs[i].error.empty()) << "request " << i << ": " << runs[i].error;
+    ASSERT_EQ(runs[i].tokens.size(), requests[i].max_tokens) << "request " << i;
+    ForwardRig cpu(host, *path, "cpu", kCpuF32);
+    std::vector<std::int32_t> next = runs[i].prompt;
+    for (std::size_t s = 0; s < runs[i].tokens.size(); ++s) {
+      const std::vector<float>& logits = cpu.feed(next);
+      if (!pick_is_certain(logits)) break;  // later tokens are not comparable
+      ASSERT_EQ(runs[i].tokens[s], argmax(logits)) << "request " << i << " step " << s;
+      next = {argmax(logits)};
+    }
+  }
+  lpx_engine_stats stats{};
+  gpu->stats(stats);
+  EXPECT_EQ(stats.kv_blocks_used, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,
                          ::testing::Values(ModelCase{"tiny_llama", &tiny_llama_path, nullptr},
                                            ModelCase{"smollm2", &smollm2_path, nullptr},
