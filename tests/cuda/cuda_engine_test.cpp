@@ -228,41 +228,27 @@ TEST(CudaEngineBuckets, GreedyTokensMatchTheCpuInEveryGraphBucketAndPastPosition
   auto gpu = host.engine(*path, "cuda", {"greedy"}, config);
   ASSERT_NE(gpu, nullptr);
 
-  struct Run {
-    std::vector<std::int32_t> prompt;
-    std::vector<std::int32_t> tokens;
-    std::string error;
-  };
-  std::vector<Run> runs(65);
-  std::vector<lpx_request> requests(runs.size());
-  for (std::size_t i = 0; i < runs.size(); ++i) {
+  std::vector<std::vector<std::int32_t>> prompts;
+  std::vector<lpx_request> requests(65);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
     const bool long_one = i == 64;
-    runs[i].prompt = test_prompt(long_one ? 650 : 3 + i % 7);
-    runs[i].prompt[0] = static_cast<std::int32_t>(1 + i);  // distinct prompts
-    lpx_request& r = requests[i];
-    r.struct_size = sizeof r;
-    r.prompt_tokens = runs[i].prompt.data();
-    r.prompt_token_count = runs[i].prompt.size();
-    r.max_tokens = long_one ? 24 : static_cast<std::uint32_t>(2 + i / 2);  // 2..33: rows fall step by step
-    r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
-    r.user = &runs[i];
-    r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
-      if (e->token >= 0) static_cast<Run*>(user)->tokens.push_back(e->token);
-      return 0;
-    };
-    r.on_done = [](void* user, const lpx_request_result* result) {
-      if (result->error != nullptr) static_cast<Run*>(user)->error = result->error->message;
-    };
+    prompts.push_back(test_prompt(long_one ? 650 : 3 + i % 7));
+    prompts.back()[0] = static_cast<std::int32_t>(1 + i);  // distinct prompts
   }
-  auto ids = gpu->submit_together(requests);
-  ASSERT_TRUE(ids.has_value()) << ids.error();
-  for (std::uint64_t id : *ids) gpu->wait(id);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    lpx_request& r = requests[i];
+    r.prompt_tokens = prompts[i].data();
+    r.prompt_token_count = prompts[i].size();
+    r.max_tokens = i == 64 ? 24 : static_cast<std::uint32_t>(2 + i / 2);  // 2..33: rows fall step by step
+    r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+  }
+  const std::vector<Generation> runs = generate_together(*gpu, requests);
 
   for (std::size_t i = 0; i < runs.size(); ++i) {
     ASSERT_TRUE(runs[i].error.empty()) << "request " << i << ": " << runs[i].error;
     ASSERT_EQ(runs[i].tokens.size(), requests[i].max_tokens) << "request " << i;
     ForwardRig cpu(host, *path, "cpu", kCpuF32);
-    std::vector<std::int32_t> next = runs[i].prompt;
+    std::vector<std::int32_t> next = prompts[i];
     for (std::size_t s = 0; s < runs[i].tokens.size(); ++s) {
       const std::vector<float>& logits = cpu.feed(next);
       if (!pick_is_certain(logits)) break;  // later tokens are not comparable

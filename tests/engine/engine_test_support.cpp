@@ -158,24 +158,32 @@ void ForwardRig::reset() {
   position_ = 0;
 }
 
+namespace {
+
+std::int32_t collect_token(void* user, const lpx_token_event* e) {
+  auto& out = *static_cast<Generation*>(user);
+  if (e->token >= 0) out.tokens.push_back(e->token);
+  out.text.append(e->text, e->text_length);
+  return 0;
+}
+
+void collect_result(void* user, const lpx_request_result* r) {
+  auto& out = *static_cast<Generation*>(user);
+  out.finish_reason = r->finish_reason;
+  out.error = r->error ? r->error->message : "";
+  out.error_code = r->error ? static_cast<lpx_status_code>(r->error->code) : LPX_OK;
+  out.prompt_tokens = r->prompt_tokens;
+  out.cached_tokens = r->cached_tokens;
+}
+
+}  // namespace
+
 Generation generate(core::Engine& engine, lpx_request request) {
   Generation g;
   request.struct_size = sizeof(request);
   request.user = &g;
-  request.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
-    auto& out = *static_cast<Generation*>(user);
-    if (e->token >= 0) out.tokens.push_back(e->token);
-    out.text.append(e->text, e->text_length);
-    return 0;
-  };
-  request.on_done = [](void* user, const lpx_request_result* r) {
-    auto& out = *static_cast<Generation*>(user);
-    out.finish_reason = r->finish_reason;
-    out.error = r->error ? r->error->message : "";
-    out.error_code = r->error ? static_cast<lpx_status_code>(r->error->code) : LPX_OK;
-    out.prompt_tokens = r->prompt_tokens;
-    out.cached_tokens = r->cached_tokens;
-  };
+  request.on_token = &collect_token;
+  request.on_done = &collect_result;
   auto id = engine.submit(request);
   EXPECT_TRUE(id.has_value()) << (id ? "" : id.error().message);
   if (!id) {
@@ -184,6 +192,24 @@ Generation generate(core::Engine& engine, lpx_request request) {
   }
   engine.wait(*id);
   return g;
+}
+
+std::vector<Generation> generate_together(core::Engine& engine, std::vector<lpx_request> requests) {
+  std::vector<Generation> results(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].struct_size = sizeof(lpx_request);
+    requests[i].user = &results[i];
+    requests[i].on_token = &collect_token;
+    requests[i].on_done = &collect_result;
+  }
+  auto ids = engine.submit_together(requests);
+  EXPECT_TRUE(ids.has_value()) << (ids ? "" : ids.error().message);
+  if (!ids) {
+    for (Generation& g : results) g.error = ids.error().message;
+    return results;
+  }
+  for (std::uint64_t id : *ids) engine.wait(id);
+  return results;
 }
 
 }  // namespace lpx::test

@@ -92,5 +92,8 @@ struct Generation {
   std::uint32_t cached_tokens = 0;
 };
 Generation generate(core::Engine& engine, lpx_request request);
+// Several requests queued together (the same step admits them, as far as the batch allows),
+// each run to its end; the results in the order of `requests`.
+std::vector<Generation> generate_together(core::Engine& engine, std::vector<lpx_request> requests);
 
 }  // namespace lpx::test

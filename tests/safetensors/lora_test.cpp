@@ -166,33 +166,15 @@ TEST_F(Lora, PerRequestAgreesWithMergedAndAdaptersMixInOneBatch) {
   EXPECT_NE(full.tokens, half.tokens);
 
   // Together, in one batch, in an order that puts different adapters side by side: each as alone.
-  struct Out {
-    std::vector<std::int32_t> tokens;
-    std::string error;
-  };
-  std::vector<Out> outs(6);
   const char* order[6] = {"half", nullptr, "full", "full", nullptr, "half"};
   std::vector<lpx_request> requests;
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    lpx_request r = token_request(ids, order[i]);
-    r.user = &outs[i];
-    r.on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
-      if (e->token >= 0) static_cast<Out*>(user)->tokens.push_back(e->token);
-      return 0;
-    };
-    r.on_done = [](void* user, const lpx_request_result* result) {
-      if (result->error != nullptr) static_cast<Out*>(user)->error = result->error->message;
-    };
-    requests.push_back(r);
-  }
-  auto submitted = engine->submit_together(requests);
-  ASSERT_TRUE(submitted) << submitted.error();
-  for (std::uint64_t id : *submitted) engine->wait(id);
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    ASSERT_TRUE(outs[i].error.empty()) << outs[i].error;
+  for (const char* adapter : order) requests.push_back(token_request(ids, adapter));
+  const std::vector<Generation> together = generate_together(*engine, requests);
+  for (std::size_t i = 0; i < together.size(); ++i) {
+    ASSERT_TRUE(together[i].error.empty()) << together[i].error;
     const Generation& alone = order[i] == nullptr ? base : std::string(order[i]) == "full" ? full : half;
-    EXPECT_EQ(outs[i].tokens, alone.tokens) << "request " << i << " (" << (order[i] ? order[i] : "no adapter")
-                                            << ") in a mixed batch";
+    EXPECT_EQ(together[i].tokens, alone.tokens) << "request " << i << " (" << (order[i] ? order[i] : "no adapter")
+                                                << ") in a mixed batch";
   }
 }
 
