@@ -1,38 +1,50 @@
 // The paged KV cache on the GPU: kv_store writes a step's K and V rows into their slots, and
-// attention() is flash-decoding over the paged f16 pool in two kernels:
+// attention() is split-K flash-decoding over the paged f16 pool, in one kernel:
 //
-// attention_kernel, one block per (row, kv head, chunk of split_positions cache positions). It
-// serves every query head of its kv head (the GQA group, in slices of kMaxGroup heads), so each
-// K and V vector is read once per slice. Positions go by tiles of kTile: the tile's scores q.k
-// (q rounded to f16, as the reference rounds it; products of two f16 values are exact in f32,
-// so only the order of the f32 additions differs), then an online-softmax step in f32 (running
-// max and sum, exp = the reference's exp_approx), then the weighted sum of V. Then:
-//  - a row whose positions fit in one chunk (the common case of short contexts): that chunk's
-//    block divides by the sum and writes the output; nothing else runs;
+// attention_kernel, one block per (row, kv head, split). A row attending n positions (its
+// window: first_position .. position) cuts them into at most `splits` chunks of equal length,
+// a multiple of kTile (so at least 32 positions): length = roundup(ceil(n / splits), kTile),
+// used = ceil(n / length) chunks; blocks past `used` exit at once. The split count is fixed
+// per model (attention_splits: about two blocks per SM at batch 1), so a batch-1 step at a
+// 512-token context runs 16 chunks per kv head instead of 2, and a row's chunks -- hence its
+// result, bit for bit -- depend only on its own positions, never on the batch it runs in.
+// A block serves every query head of its kv head (the GQA group, in slices of kMaxGroup
+// heads), so each K and V vector is read once per slice. Positions go by tiles of kTile: the
+// tile's scores q.k (q rounded to f16, as the reference rounds it; products of two f16 values
+// are exact in f32, so only the order of the f32 additions differs), then an online-softmax
+// step in f32 (running max and sum, exp = the reference's exp_approx), then the weighted sum
+// of V. Then:
+//  - a row whose positions fit in one chunk (short contexts): that chunk's block divides by
+//    the sum and writes the output; nothing else runs;
 //  - otherwise each chunk writes, per query head, its unnormalised accumulators, max and sum,
 //    and counts itself done on the (row, kv head)'s counter; the block that finishes last (the
-//    counter reaching the number of chunks in use) merges them, log-sum-exp in chunk order (so
-//    the result does not depend on which block is last), and resets the counter.
-// Chunks that start past the row's position, or end before its window (the first position it
-// attends), exit at once. A soft cap bends each scaled score as the reference does. One launch
-// per call: no merge kernel.
+//    counter reaching `used`) merges them, log-sum-exp in chunk order (so the result does not
+//    depend on which block is last), and resets the counter.
+// Before its dependent-launch wait a block reads only uploaded inputs (positions, block tables)
+// and asks L2 for the K and V history of its first tile (positions before the row's own,
+// which the previous kernel does not write); q and the row's new K and V come after the wait.
+// A soft cap bends each scaled score as the reference does. One launch per call: no merge
+// kernel.
 //
 // Difference from kernels/reference (ops_attention.cpp): the reference normalises the softmax
 // weights first and rounds each to f16 before the sum over V; here the weights stay f32 and the
 // division comes last. The reference's rounding moves each weight by up to 2^-11 of itself
 // (2^-25 absolute below f16's normal range), so out[d] differs from it by at most about
 // 2^-11 * sum_t w_t |v_t[d]| + 2^-25 * sum_t |v_t[d]|, plus f32 summation-order noise; this
-// kernel sits closer to the exact softmax than the reference does. tests/cuda/ops_test.cpp
+// kernel sits closer to the exact softmax than the reference does. tests/cuda/attention_test.cpp
 // checks both bounds.
 //
-// The grid depends only on n_rows, n_kv_heads, n_heads, max_positions and split_positions, never
-// on device data, so a captured graph replays correctly for any positions and block tables.
+// The grid depends only on n_rows, n_kv_heads and splits, never on device data or on the
+// context length, so a captured graph replays correctly for any positions and block tables,
+// and the scratch is rows x heads x splits partials whatever the context.
 #include "cuda/launch.hpp"
 #include "cuda/attention_generic.cuh"
+#include "cuda/attention_split.cuh"
 #include "cuda/dependent_launch.cuh"
 #include "cuda/device_math.cuh"
 #include "cuda/elementwise_math.cuh"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lpx::kernels::cuda {
@@ -43,14 +55,10 @@ using detail::sub_rn;
 
 constexpr int kThreads = 128;  // partial kernel
 constexpr int kWarps = kThreads / 32;
-constexpr int kTile = 32;      // positions per softmax step: one lane each
+constexpr int kTile = detail::kSplitTile;  // positions per softmax step: one lane each
 constexpr int kMaxGroup = 8;   // query heads served by one pass over K and V
 constexpr int kMaxGridYZ = 65535;
 constexpr float kNegInf = -INFINITY;
-
-int chunk_count(int max_positions, int split_positions) {
-  return (max_positions + split_positions - 1) / split_positions;
-}
 
 // Start of the partial of (row, query head, chunk): head_dim accumulators, then max and sum.
 __device__ std::size_t partial_offset(int row, int head, int chunk, int n_heads, int chunks,
@@ -67,33 +75,34 @@ __device__ const __half2* cache_vector(const AttentionArgs& a, const std::uint16
   return reinterpret_cast<const __half2*>(pool + (slot * a.n_kv_heads + kv_head) * a.head_dim);
 }
 
-// The chunks that hold a row's attended positions: first .. last.
-struct ChunkRange {
-  int first_position;  // the row's first attended position (its window's start)
-  int first, last;
-};
-__device__ ChunkRange chunk_range(const AttentionArgs& a, int position, int chunks) {
-  ChunkRange r;
-  r.first_position = a.window <= 0 || position < a.window ? 0 : position - a.window + 1;
-  r.last = min(chunks - 1, position / a.split_positions);
-  r.first = min(r.first_position / a.split_positions, r.last);
-  return r;
+// Asks L2 for the K and V vectors of positions [begin, end) (history the previous kernel does
+// not write), one 128-byte line per request, spread over the block's threads.
+template <int D>
+__device__ void prefetch_history(const AttentionArgs& a, const std::int32_t* table, int begin,
+                                 int end, int kv_head) {
+  constexpr int kLines = (D * 2 + 127) / 128;  // lines per f16 vector
+  const int count = max(0, end - begin);
+  for (int i = static_cast<int>(threadIdx.x); i < count * kLines * 2; i += kThreads) {
+    const int t = begin + i / (kLines * 2);
+    const int line = i % kLines;
+    const std::uint16_t* pool = (i / kLines) % 2 == 0 ? a.k_pool : a.v_pool;
+    const auto* vector = reinterpret_cast<const char*>(cache_vector(a, pool, table, t, kv_head));
+    detail::prefetch_to_l2(vector + line * 128);
+  }
 }
 
-// Output dim d of query head `head`: the partials of chunks [first, last] merged, log-sum-exp
-// over their maxima, divided by the merged sum; chunks with max = -inf add nothing. The
-// partials were written by other blocks of this launch: read past L1.
-__device__ float merge_chunks(const AttentionArgs& a, int row, int head, int d,
-                              const ChunkRange& range, int chunks, int dim) {
+// Output dim d of query head `head`: the partials of chunks [0, used) merged, log-sum-exp over
+// their maxima, divided by the merged sum; chunks with max = -inf add nothing. The partials
+// were written by other blocks of this launch: read past L1.
+__device__ float merge_chunks(const AttentionArgs& a, int row, int head, int d, int used,
+                              int dim) {
   const int stride = dim + 2;
-  const float* partials = a.partial + partial_offset(row, head, 0, a.n_heads, chunks, dim);
+  const float* partials = a.partial + partial_offset(row, head, 0, a.n_heads, a.splits, dim);
   float max = kNegInf;
-  for (int c = range.first; c <= range.last; ++c) {
-    max = fmaxf(max, __ldcg(partials + c * stride + dim));
-  }
+  for (int c = 0; c < used; ++c) max = fmaxf(max, __ldcg(partials + c * stride + dim));
   float sum = 0.0f;
   float acc = 0.0f;
-  for (int c = range.first; c <= range.last; ++c) {
+  for (int c = 0; c < used; ++c) {
     const float m = __ldcg(partials + c * stride + dim);
     if (m == kNegInf) continue;
     const float scale = exp_approx(sub_rn(m, max));
@@ -105,7 +114,7 @@ __device__ float merge_chunks(const AttentionArgs& a, int row, int head, int d,
 
 template <int D>
 __global__ void __launch_bounds__(kThreads)
-    attention_kernel(const AttentionArgs a, int chunks) {
+    attention_kernel(const AttentionArgs a) {
   constexpr int kPairs = D / 2;               // K and V are read as half2
   constexpr int kPositionGroups = kThreads / kPairs;  // positions the V pass takes side by side
   static_assert(D % 2 == 0 && kPositionGroups >= 1, "head_dim: even, at most 2 * kThreads");
@@ -118,7 +127,6 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float2 acc_s[kPositionGroups][kMaxGroup][kPairs];
 
   detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
-  detail::wait_for_previous_kernel();
   const int row = blockIdx.x;
   const int kv_head = blockIdx.y;
   const int chunk = blockIdx.z;
@@ -126,20 +134,20 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = tid % 32;
   const int warp = tid / 32;
   const int group = a.n_heads / a.n_kv_heads;
-  const int position = a.positions[row];
+  const int position = a.positions[row];  // an uploaded input: readable before the wait
 
-  // This chunk's positions; the last chunk also takes any position past max_positions, so a
-  // row beyond the grid's sizing is still complete (just slower). Chunks range.first ..
-  // range.last hold some.
-  const ChunkRange range = chunk_range(a, position, chunks);
-  if (chunk < range.first || chunk > range.last) return;  // the whole block: no barrier skipped
-  const int used = range.last - range.first + 1;
-  const int chunk_begin = chunk * a.split_positions;
-  const int begin = max(chunk_begin, range.first_position);
-  const int end =
-      chunk == chunks - 1 ? position + 1 : min(chunk_begin + a.split_positions, position + 1);
+  const detail::AttentionSplit split = detail::split_attention(position, a.window, a.splits);
+  if (chunk >= split.used) {  // the whole block: no barrier skipped
+    detail::wait_for_previous_kernel();  // finish after the previous kernel, as every kernel
+    return;
+  }
+  const int used = split.used;
+  const int begin = split.begin_of(chunk);
+  const int end = split.end_of(chunk);
   const std::int32_t* table =
       a.block_tables + static_cast<std::size_t>(a.row_sequence[row]) * a.block_table_stride;
+  prefetch_history<D>(a, table, begin, min(begin + kTile, min(end, position)), kv_head);
+  detail::wait_for_previous_kernel();
   const int pair = tid % kPairs;       // V pass: this thread's dims 2 * pair, 2 * pair + 1
   const int pos_group = tid / kPairs;  // ... at positions pos_group + k * kPositionGroups of a tile
 
@@ -254,14 +262,14 @@ __global__ void __launch_bounds__(kThreads)
         out[2 * p + 1] = detail::div_rn(total.y, sum_s[g]);
       } else {
         float* partial =
-            a.partial + partial_offset(row, first_head + g, chunk, a.n_heads, chunks, D);
+            a.partial + partial_offset(row, first_head + g, chunk, a.n_heads, a.splits, D);
         partial[2 * p] = total.x;
         partial[2 * p + 1] = total.y;
       }
     }
     if (tid < heads && used > 1) {
       float* partial =
-          a.partial + partial_offset(row, first_head + tid, chunk, a.n_heads, chunks, D);
+          a.partial + partial_offset(row, first_head + tid, chunk, a.n_heads, a.splits, D);
       partial[D] = max_s[tid];
       partial[D + 1] = sum_s[tid];
     }
@@ -285,7 +293,7 @@ __global__ void __launch_bounds__(kThreads)
     const int head = kv_head * group + i / D;
     const int d = i % D;
     a.out[(static_cast<std::size_t>(row) * a.n_heads + head) * D + d] =
-        merge_chunks(a, row, head, d, range, chunks, D);
+        merge_chunks(a, row, head, d, used, D);
   }
 }
 
@@ -304,9 +312,9 @@ __global__ void kv_store_kernel(const float* k, const float* v, std::uint16_t* k
 }
 
 template <int D>
-void launch_attention(const AttentionArgs& a, int chunks, cudaStream_t stream) {
-  detail::launch_dependent(attention_kernel<D>, dim3(a.n_rows, a.n_kv_heads, chunks),
-                           dim3(kThreads), stream, a, chunks);
+void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
+  detail::launch_dependent(attention_kernel<D>, dim3(a.n_rows, a.n_kv_heads, a.splits),
+                           dim3(kThreads), stream, a);
 }
 
 }  // namespace
@@ -317,34 +325,35 @@ void kv_store(const float* k, const float* v, std::uint16_t* k_pool, std::uint16
   kv_store_kernel<<<rows, 256, 0, stream>>>(k, v, k_pool, v_pool, slots, width);
 }
 
-std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim, int max_positions,
-                                     int split_positions) noexcept {
-  if (max_rows <= 0 || n_heads <= 0 || head_dim <= 0 || max_positions <= 0 ||
-      split_positions <= 0) {
-    return 0;
-  }
-  return static_cast<std::size_t>(max_rows) * n_heads *
-         chunk_count(max_positions, split_positions) * (static_cast<std::size_t>(head_dim) + 2);
+int attention_splits(int multiprocessors, int n_kv_heads) noexcept {
+  if (multiprocessors <= 0 || n_kv_heads <= 0) return 1;
+  const int blocks = 2 * multiprocessors;  // two per SM: one loads while the other computes
+  return std::clamp((blocks + n_kv_heads - 1) / n_kv_heads, 1, kMaxAttentionSplits);
+}
+
+std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim,
+                                     int splits) noexcept {
+  if (max_rows <= 0 || n_heads <= 0 || head_dim <= 0 || splits <= 1) return 0;
+  return static_cast<std::size_t>(max_rows) * n_heads * splits *
+         (static_cast<std::size_t>(head_dim) + 2);
 }
 
 void attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.n_rows <= 0) return;
   const bool shape_ok = a.n_heads > 0 && a.n_kv_heads > 0 && a.n_heads % a.n_kv_heads == 0 &&
-                        a.n_kv_heads <= kMaxGridYZ && a.block_size > 0 && a.max_positions > 0 &&
-                        a.split_positions > 0 &&
-                        chunk_count(a.max_positions, a.split_positions) <= kMaxGridYZ &&
-                        a.chunk_counters != nullptr;
+                        a.n_kv_heads <= kMaxGridYZ && a.block_size > 0 && a.splits > 0 &&
+                        a.splits <= kMaxAttentionSplits &&
+                        (a.splits == 1 || (a.partial != nullptr && a.chunk_counters != nullptr));
   if (!shape_ok) {
     detail::report_invalid_arguments(stream);
     return;
   }
-  const int chunks = chunk_count(a.max_positions, a.split_positions);
   switch (a.head_dim) {
-    case 64: launch_attention<64>(a, chunks, stream); break;
-    case 80: launch_attention<80>(a, chunks, stream); break;
-    case 96: launch_attention<96>(a, chunks, stream); break;
-    case 128: launch_attention<128>(a, chunks, stream); break;
-    case 256: launch_attention<256>(a, chunks, stream); break;
+    case 64: launch_attention<64>(a, stream); break;
+    case 80: launch_attention<80>(a, stream); break;
+    case 96: launch_attention<96>(a, stream); break;
+    case 128: launch_attention<128>(a, stream); break;
+    case 256: launch_attention<256>(a, stream); break;
     default:
       if (detail::attention_any_head_dim_supports(a.head_dim)) {
         detail::attention_any_head_dim(a, stream);  // tiny models: correct, not fast

@@ -14,6 +14,12 @@
 //  - Partial sums are f32 fma chains; warps reduce with shuffles, the group's warps through
 //    shared memory, in a fixed order. The result of a row does not depend on the batch size nor
 //    on the other rows of the batch (kRows changes with the batch, the per-row order does not).
+//  - Batches above kMaxGemvBatch (8) run in one launch: each block serves one group of 8
+//    activation rows, and the blocks of the same weight rows are consecutive in the grid, so
+//    they run together and the weights come from DRAM about once (the others hit L2).
+//  - The output head can apply the logit scale and soft cap and keep each activation row's
+//    argmax as a 64-bit atomic maximum (argmax_key.cuh): a block reduces its keys per warp
+//    and raises the row's key only when it beats the one already there.
 //  - A weight may be several matrices stacked by rows (a layer's q, k and v): each part's rows
 //    go to its own output buffer with its bias added (GemvOutput), so they cost one launch.
 //  - Fusions that save whole launches of the decode step, at no extra pass over memory: the
@@ -40,6 +46,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "cuda/argmax_key.cuh"
 #include "cuda/dependent_launch.cuh"
 #include "cuda/elementwise_math.cuh"
 #include "cuda/launch.hpp"
@@ -78,16 +85,27 @@ struct GemvArgs {
   GemvOutput out;  // checked by the launcher against rows
 };
 
+// The output head's scale and soft cap (scale_and_cap's arithmetic). Not inlined: the soft
+// cap's double tanh would otherwise take registers from every GEMV's main loop.
+__device__ __noinline__ float scale_and_cap_value(const GemvOutput& out, float value) {
+  if (out.scale != 1.0f) value = __fmul_rn(value, out.scale);
+  if (out.softcap > 0.0f) value = detail::soft_cap(value, out.softcap);
+  return value;
+}
+
 // Output row `row` of activation row b: into its part's buffer, plus the part's bias (added in
 // f32 after the dot product, as the reference adds it after its matmul), written or added.
-__device__ __forceinline__ void store_row(const GemvOutput& out, int b, std::int64_t row,
-                                          float value) {
+// Then the logit scale and soft cap, where set. Returns the value stored (before any add).
+__device__ __forceinline__ float store_row(const GemvOutput& out, int b, std::int64_t row,
+                                           float value) {
   int p = 0;
   while (p + 1 < out.count && row >= out.parts[p].rows) row -= out.parts[p++].rows;
   const GemvPart& part = out.parts[p];
   if (part.bias != nullptr) value = __fadd_rn(value, part.bias[row]);
+  if (out.scale != 1.0f || out.softcap > 0.0f) value = scale_and_cap_value(out, value);
   float* y = part.y + b * part.rows + row;
   *y = out.store == GemvStore::kAccumulate ? __fadd_rn(*y, value) : value;
+  return value;
 }
 
 // Weights times norm_weight[column...column + 3]: with a normalised input the products take
@@ -103,8 +121,9 @@ __device__ __forceinline__ float4 times_norm_weight(float4 w, const float* norm_
 // cover (the group's threads share out the units, so together they cover each column once).
 // Run after the products, when the activations are in L1, so they hold no registers there.
 template <typename F, int kBatch>
-__device__ __forceinline__ void sum_squares(const GemvArgs& a, int units, int index,
-                                            int group_threads, double (&squares)[kBatch]) {
+__device__ __forceinline__ void sum_squares(const GemvArgs& a, const float* x, int units,
+                                            int index, int group_threads,
+                                            double (&squares)[kBatch]) {
   for (int u = index; u < units; u += group_threads) {
     const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
 #pragma unroll
@@ -113,7 +132,7 @@ __device__ __forceinline__ void sum_squares(const GemvArgs& a, int units, int in
           static_cast<std::int64_t>(block) * F::kBlockElements + F::group_column(sub, g);
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const float4 v = __ldcg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(x + b * a.columns + column));
         squares[b] += static_cast<double>(__fmul_rn(v.x, v.x)) +
                       static_cast<double>(__fmul_rn(v.y, v.y)) +
                       static_cast<double>(__fmul_rn(v.z, v.z)) +
@@ -125,17 +144,19 @@ __device__ __forceinline__ void sum_squares(const GemvArgs& a, int units, int in
 
 // The end of every gemv kernel: sums each row group's partial dot products (and, for a
 // normalised input, the squares of each activation row) over its threads in a fixed order,
-// then stores rows [first_row, first_row + kRows) of each group for activation rows b < batch.
-// A group is group_threads consecutive threads (32, 64 or 128); group g's first row is
-// block_row + g * kRows.
+// then stores rows [first_row, first_row + kRows) of each group for activation rows
+// batch0 + b, b < batch. A group is group_threads consecutive threads (32, 64 or 128); group
+// g's first row is block_row + g * kRows.
 template <int kRows, int kBatch>
 __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRows * kBatch],
                                             double (&squares)[kBatch], int group_threads,
-                                            std::int64_t block_row, int batch) {
+                                            std::int64_t block_row, int batch0, int batch) {
   __shared__ float dot_sums[kWarps][kRows * kBatch];
   __shared__ double square_sums[kWarps][kBatch];
+  __shared__ unsigned long long best_keys[kBatch];  // fused argmax: the block's best per row
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const bool norm = a.norm_weight != nullptr;
+  if (threadIdx.x < kBatch) best_keys[threadIdx.x] = 0;  // before the barrier below
 #pragma unroll
   for (int i = 0; i < kRows * kBatch; ++i) {
     const float v = warp_sum(dot[i]);
@@ -177,12 +198,20 @@ __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRow
     if (pairs) {
       const GemvPart& part = a.out.parts[0];
       const std::int64_t j = row / 2;
-      part.y[b * part.rows + j] =
+      part.y[(batch0 + b) * part.rows + j] =
           a.out.store == GemvStore::kGegluPairs
               ? detail::geglu_element(value[0], value[1])
               : detail::swiglu_element(value[0], value[1], j, part.rows);
     } else {
-      store_row(a.out, b, row, value[0]);
+      const float stored = store_row(a.out, batch0 + b, row, value[0]);
+      if (a.out.argmax_keys != nullptr) atomicMax(&best_keys[b], detail::argmax_key(stored, row));
+    }
+  }
+  if (a.out.argmax_keys != nullptr) {  // uniform across the block
+    __syncthreads();
+    const int b = static_cast<int>(threadIdx.x);
+    if (b < batch && best_keys[b] != 0) {
+      detail::raise_key(a.out.argmax_keys + batch0 + b, best_keys[b]);
     }
   }
 }
@@ -190,13 +219,23 @@ __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRow
 // The fast kernel: units, kRows rows per group, kBatch activation rows. Register budget: 64
 // for batches of 1 or 2 (8 blocks, 32 warps per SM, to keep many loads in flight), 128 above
 // (the compiler uses them to hoist the activation loads; a few bytes of spill at batch 7-8).
-template <typename F, int kBatch, int kRows>
+// kGrouped: batch_groups groups of kBatch activation rows, from activation row first_batch_row
+// on, in one launch: block i serves row block i / batch_groups for group i % batch_groups, so
+// the blocks that read the same weight rows run side by side and all but the first find them
+// in L2 -- each weight comes from memory about once per call. (A separate instantiation: the
+// offsets cost registers the single-group kernels, batch 1 above all, need for loads.)
+template <typename F, int kBatch, int kRows, bool kGrouped>
 __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
-    gemv_units(GemvArgs a, int units, int group_threads) {
+    gemv_units(GemvArgs a, int units, int group_threads, int batch_groups, int first_batch_row) {
   const int group = static_cast<int>(threadIdx.x) / group_threads;
   const int index = static_cast<int>(threadIdx.x) % group_threads;
+  const int row_block = kGrouped ? static_cast<int>(blockIdx.x) / batch_groups
+                                 : static_cast<int>(blockIdx.x);
   const std::int64_t block_row =
-      static_cast<std::int64_t>(blockIdx.x) * (kThreads / group_threads) * kRows;
+      static_cast<std::int64_t>(row_block) * (kThreads / group_threads) * kRows;
+  const int batch0 =
+      kGrouped ? first_batch_row + static_cast<int>(blockIdx.x) % batch_groups * kBatch : 0;
+  const float* x = kGrouped ? a.x + static_cast<std::int64_t>(batch0) * a.columns : a.x;
   const std::int64_t first_row = block_row + static_cast<std::int64_t>(group) * kRows;
 
   // Rows past the end repeat the last row (loads stay in bounds); their sums are not stored.
@@ -245,7 +284,7 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
-        const float4 v = __ldcg(reinterpret_cast<const float4*>(a.x + b * a.columns + column));
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(x + b * a.columns + column));
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           float& s = acc[r * kBatch + b];
@@ -260,8 +299,8 @@ __global__ void __launch_bounds__(kThreads, kBatch <= 2 ? 8 : 4)
   double squares[kBatch];
 #pragma unroll
   for (int b = 0; b < kBatch; ++b) squares[b] = 0.0;
-  if (norm) sum_squares<F, kBatch>(a, units, index, group_threads, squares);
-  finish_rows<kRows, kBatch>(a, acc, squares, group_threads, block_row, kBatch);
+  if (norm) sum_squares<F, kBatch>(a, x, units, index, group_threads, squares);
+  finish_rows<kRows, kBatch>(a, acc, squares, group_threads, block_row, batch0, kBatch);
 }
 
 // The fallback: kRows rows per block (2 for gate/up pairs, else 1), one weight at a time, any
@@ -304,7 +343,7 @@ __global__ void __launch_bounds__(kThreads) gemv_elements(GemvArgs a, int batch)
       }
     }
   }
-  finish_rows<kRows, kMaxGemvBatch>(a, acc, squares, kThreads, block_row, batch);
+  finish_rows<kRows, kMaxGemvBatch>(a, acc, squares, kThreads, block_row, 0, batch);
 }
 
 // Threads per row group. Few units per row leave most of a 128-thread group idle; on a small
@@ -328,15 +367,35 @@ bool units_fit(const DeviceWeight& w) {
          w.columns / F::kBlockElements * F::kUnitsPerBlock <= INT_MAX;
 }
 
+// Activation rows first_batch_row .. + batch_groups * kBatch.
 template <typename F, int kBatch>
-void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream) {
+void launch_gemv_units(const GemvArgs& a, int units, cudaStream_t stream, int batch_groups = 1,
+                       int first_batch_row = 0) {
   constexpr int kRows = kBatch <= 2 ? 2 : 4;  // an activation load serves kRows rows; even, so
                                               // a gate/up pair never straddles two groups
   const int group_threads = group_threads_for(units, a.rows);
   const std::int64_t rows_per_block = static_cast<std::int64_t>(kThreads / group_threads) * kRows;
-  const auto blocks = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);
-  detail::launch_dependent(gemv_units<F, kBatch, kRows>, dim3(blocks), dim3(kThreads), stream, a,
-                           units, group_threads);
+  const std::int64_t row_blocks = (a.rows + rows_per_block - 1) / rows_per_block;
+  const auto blocks = static_cast<unsigned>(row_blocks * batch_groups);
+  if (batch_groups > 1 || first_batch_row > 0) {
+    if constexpr (kBatch == kMaxGemvBatch) {  // whole groups: the grouped kernel
+      detail::launch_dependent(gemv_units<F, kBatch, kRows, true>, dim3(blocks), dim3(kThreads),
+                               stream, a, units, group_threads, batch_groups, first_batch_row);
+      return;
+    } else {  // the rest after whole groups: the plain kernel on offset pointers
+      GemvArgs rest = a;
+      rest.x += static_cast<std::int64_t>(first_batch_row) * a.columns;
+      for (int p = 0; p < rest.out.count; ++p) {
+        rest.out.parts[p].y += std::int64_t{first_batch_row} * rest.out.parts[p].rows;
+      }
+      if (rest.out.argmax_keys != nullptr) rest.out.argmax_keys += first_batch_row;
+      detail::launch_dependent(gemv_units<F, kBatch, kRows, false>, dim3(blocks),
+                               dim3(kThreads), stream, rest, units, group_threads, 1, 0);
+      return;
+    }
+  }
+  detail::launch_dependent(gemv_units<F, kBatch, kRows, false>, dim3(blocks), dim3(kThreads),
+                           stream, a, units, group_threads, 1, 0);
 }
 
 template <typename F>
@@ -346,26 +405,40 @@ void gemv_with(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out
                    in.x, in.norm_weight, in.norm_eps, out};
   const bool vector_loads = units_fit<F>(w) && aligned(in.x, 16) && w.columns % 4 == 0 &&
                             (in.norm_weight == nullptr || aligned(in.norm_weight, 16));
-  if (!vector_loads) {
-    if (stores_pairs(out.store)) {
-      detail::launch_dependent(gemv_elements<F, 2>, dim3(static_cast<unsigned>(w.rows / 2)),
-                               dim3(kThreads), stream, a, batch);
-    } else {
-      detail::launch_dependent(gemv_elements<F, 1>, dim3(static_cast<unsigned>(w.rows)),
-                               dim3(kThreads), stream, a, batch);
+  if (!vector_loads) {  // the fallback: groups of up to kMaxGemvBatch rows, one launch each
+    for (int done = 0; done < batch; done += kMaxGemvBatch) {
+      GemvArgs rows = a;
+      rows.x += static_cast<std::int64_t>(done) * w.columns;
+      for (int p = 0; p < out.count; ++p) {
+        rows.out.parts[p].y += std::int64_t{done} * out.parts[p].rows;
+      }
+      if (out.argmax_keys != nullptr) rows.out.argmax_keys += done;
+      const int n = std::min(kMaxGemvBatch, batch - done);
+      if (stores_pairs(out.store)) {
+        detail::launch_dependent(gemv_elements<F, 2>, dim3(static_cast<unsigned>(w.rows / 2)),
+                                 dim3(kThreads), stream, rows, n);
+      } else {
+        detail::launch_dependent(gemv_elements<F, 1>, dim3(static_cast<unsigned>(w.rows)),
+                                 dim3(kThreads), stream, rows, n);
+      }
     }
     return;
   }
   const int units = static_cast<int>(w.columns / F::kBlockElements * F::kUnitsPerBlock);
-  switch (batch) {
-    case 1: launch_gemv_units<F, 1>(a, units, stream); break;
-    case 2: launch_gemv_units<F, 2>(a, units, stream); break;
-    case 3: launch_gemv_units<F, 3>(a, units, stream); break;
-    case 4: launch_gemv_units<F, 4>(a, units, stream); break;
-    case 5: launch_gemv_units<F, 5>(a, units, stream); break;
-    case 6: launch_gemv_units<F, 6>(a, units, stream); break;
-    case 7: launch_gemv_units<F, 7>(a, units, stream); break;
-    default: launch_gemv_units<F, 8>(a, units, stream); break;
+  // Whole groups of kMaxGemvBatch rows in one launch, then the rest (batches of 9..64 take at
+  // most two launches; the graph buckets 16, 32 and 64 one).
+  const int groups = batch / kMaxGemvBatch;
+  if (groups > 0) launch_gemv_units<F, kMaxGemvBatch>(a, units, stream, groups);
+  const int done = groups * kMaxGemvBatch;
+  switch (batch - done) {
+    case 0: break;
+    case 1: launch_gemv_units<F, 1>(a, units, stream, 1, done); break;
+    case 2: launch_gemv_units<F, 2>(a, units, stream, 1, done); break;
+    case 3: launch_gemv_units<F, 3>(a, units, stream, 1, done); break;
+    case 4: launch_gemv_units<F, 4>(a, units, stream, 1, done); break;
+    case 5: launch_gemv_units<F, 5>(a, units, stream, 1, done); break;
+    case 6: launch_gemv_units<F, 6>(a, units, stream, 1, done); break;
+    default: launch_gemv_units<F, 7>(a, units, stream, 1, done); break;
   }
 }
 
@@ -421,8 +494,12 @@ struct DequantArgs {
 };
 
 // One thread per unit of an output row; out is 16-aligned, columns a whole number of units.
+// The dequantization kernels are launched plainly (they wait for everything before them) but
+// let the next kernel launch early: after the embedding, the first layer's GEMV starts asking
+// L2 for its weights while the rows are still being written.
 template <typename F, typename Out>
 __global__ void __launch_bounds__(kThreads) dequantize_units(DequantArgs a, int units, Out* out) {
+  detail::allow_next_kernel();
   const std::int64_t total = a.out_rows * units;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * kThreads) {
@@ -450,6 +527,7 @@ __global__ void __launch_bounds__(kThreads) dequantize_units(DequantArgs a, int 
 // One thread per element; any alignment, any columns.
 template <typename F, typename Out>
 __global__ void __launch_bounds__(kThreads) dequantize_elements(DequantArgs a, Out* out) {
+  detail::allow_next_kernel();
   const std::int64_t total = a.out_rows * a.columns;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * kThreads) {
@@ -507,7 +585,11 @@ namespace {
 bool output_matches(const DeviceWeight& w, const GemvOutput& out) {
   if (stores_pairs(out.store)) {
     return out.count == 1 && w.rows % 2 == 0 && out.parts[0].rows == w.rows / 2 &&
-           out.parts[0].bias == nullptr;
+           out.parts[0].bias == nullptr && out.scale == 1.0f && out.softcap <= 0.0f &&
+           out.argmax_keys == nullptr;
+  }
+  if (out.argmax_keys != nullptr && (out.count != 1 || out.store != GemvStore::kWrite)) {
+    return false;
   }
   std::int64_t rows = 0;
   for (int p = 0; p < out.count; ++p) rows += out.parts[p].rows;
@@ -521,23 +603,14 @@ bool output_matches(const DeviceWeight& w, const GemvOutput& out) {
 void gemv(const DeviceWeight& w, const GemvInput& in, const GemvOutput& out, int batch,
           cudaStream_t stream) {
   if (w.rows <= 0 || batch <= 0 || out.count <= 0 || out.count > kMaxGemvParts) return;
-  const bool matches = output_matches(w, out);
-  // Batches above kMaxGemvBatch run as several calls of at most kMaxGemvBatch rows.
-  for (int done = 0; done < batch; done += kMaxGemvBatch) {
-    const int n = std::min(kMaxGemvBatch, batch - done);
-    GemvInput rows_in = in;
-    rows_in.x += static_cast<std::int64_t>(done) * w.columns;
-    GemvOutput group = out;
-    for (int p = 0; p < out.count; ++p) group.parts[p].y += std::int64_t{done} * out.parts[p].rows;
-    const bool supported = matches && with_format(w.type, [&](auto format) {
-                             gemv_with<decltype(format)>(w, rows_in, group, n, stream);
-                           });
-    if (!supported) {
-      for (int p = 0; p < out.count; ++p) {
-        (void)cudaMemsetAsync(group.parts[p].y, 0xFF,
-                              sizeof(float) * static_cast<std::size_t>(n * out.parts[p].rows),
-                              stream);
-      }
+  const bool supported = output_matches(w, out) && with_format(w.type, [&](auto format) {
+                           gemv_with<decltype(format)>(w, in, out, batch, stream);
+                         });
+  if (!supported) {
+    for (int p = 0; p < out.count; ++p) {
+      (void)cudaMemsetAsync(out.parts[p].y, 0xFF,
+                            sizeof(float) * static_cast<std::size_t>(batch * out.parts[p].rows),
+                            stream);
     }
   }
 }

@@ -42,16 +42,19 @@ bool set_kernel_overlap(bool enabled) noexcept;
 
 // --- matrix-vector products (gemv.cu) -------------------------------------------------------
 
-// The most activation rows one gemv call takes (decode batches; larger ones go to cuBLAS).
+// Activation rows one GEMV thread block multiplies with each decoded weight (gemv() takes any
+// batch; DeviceMatmul sends batches above 64 to cuBLAS).
 inline constexpr int kMaxGemvBatch = 8;
 
 // True for the weight types gemv and dequantize_rows_f16 handle: F32, F16, BF16, Q8_0, Q4_0,
 // Q4_1, Q5_0, Q4_K, Q6_K.
 bool gemv_supports(std::int32_t type) noexcept;
 
-// y[b * w.rows + r] = sum_c W[r][c] * x[b * w.columns + c] for b < batch (1..kMaxGemvBatch;
-// larger batches run in groups of kMaxGemvBatch). Each weight block is read once for all
-// `batch` rows, and a row's result does not depend on the batch size. y must not alias x. An
+// y[b * w.rows + r] = sum_c W[r][c] * x[b * w.columns + c] for b < batch. Each weight block is
+// decoded once for up to kMaxGemvBatch rows; larger batches run as groups of kMaxGemvBatch
+// rows in one launch whose blocks for the same weight rows run side by side, so a weight comes
+// from memory about once per call (later groups find it in L2). A row's result does not
+// depend on the batch size. y must not alias x. An
 // unsupported type fills y with NaN (the launchers return nothing; NaN cannot go unnoticed).
 void gemv(const DeviceWeight& w, const float* x, float* y, int batch, cudaStream_t stream);
 
@@ -93,6 +96,16 @@ struct GemvOutput {
   GemvPart parts[kMaxGemvParts];
   int count = 0;  // 1..kMaxGemvParts; the parts' rows add up to w.rows (kSwigluPairs: one part)
   GemvStore store = GemvStore::kWrite;
+  // The output head's logit scale and final soft cap, applied to each value after its bias
+  // with scale_and_cap's arithmetic: value * scale (when not 1), then softcap * tanh(value /
+  // softcap) (when > 0). Not with gate/up pairs.
+  float scale = 1.0f;
+  float softcap = 0.0f;
+  // When set (one kWrite part): greedy picking fused into the product. For each activation row
+  // b, argmax_keys[b] becomes the atomic maximum of its own value and argmax_key(value, row)
+  // over the row's stored values; it must hold 0 before the call, and argmax_finish() turns it
+  // into the token and puts the 0 back. Up to DeviceMatmul::kGemvRows rows (no cuBLAS path).
+  unsigned long long* argmax_keys = nullptr;
 };
 // One output buffer y of `rows` rows per activation row (plus its bias), stored as `store` says.
 inline GemvOutput single_gemv_output(float* y, std::int64_t rows, const float* bias = nullptr,
@@ -206,8 +219,9 @@ struct RopeStoreArgs {
   float norm_eps = 0.0f;
 };
 // The q/k norms, rope(q), rope(k) (none for n_rot 0), then kv_store(k, v) in one launch: the
-// attention prologue of a decode step. Bit for bit the separate kernels' results without
-// norms; with them, each normalised head within rms_norm's 2 ulp (its sums add in another order).
+// attention prologue of a decode step, one thread block per (row, head). Bit for bit the
+// separate kernels' results without norms; with them, each normalised head within rms_norm's
+// 2 ulp (its sums add in another order). q_heads + kv_heads above 65535 is refused.
 void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t stream);
 
 // --- paged KV cache and attention (attention.cu) --------------------------------------------
@@ -238,25 +252,34 @@ struct AttentionArgs {
   const std::uint16_t* k_pool = nullptr;  // this layer's K blocks, f16
   const std::uint16_t* v_pool = nullptr;
   int block_size = 16;
-  // Flash-decoding: positions are split into chunks of split_positions, one thread block per
-  // (row, kv head, chunk); the chunk that finishes last merges them (a row within one chunk
-  // needs no merge). The grid is sized for max_positions (fixed when a graph is captured);
-  // chunks past a row's position exit at once.
-  int max_positions = 0;
-  int split_positions = 256;
-  float* partial = nullptr;  // attention_partial_floats(...) floats of scratch
+  // Split-K flash-decoding: a row's attended positions are cut into at most `splits` chunks of
+  // equal length (a multiple of 32), one thread block per (row, kv head, split); the chunk that
+  // finishes last merges them (a row within one chunk needs no merge). The grid is
+  // n_rows x n_kv_heads x splits whatever the positions, so a captured graph serves every
+  // context length. A row's result depends on its positions and `splits`, not on the batch.
+  int splits = 1;            // 1 .. kMaxAttentionSplits; see attention_splits()
+  float* partial = nullptr;  // attention_partial_floats(n_rows, ...) floats (splits > 1)
   // n_rows x n_kv_heads counters of finished chunks: zero before the first call, and every
-  // call leaves them zero (calls on one stream may share them).
+  // call leaves them zero (calls on one stream may share them). Unused when splits is 1.
   std::uint32_t* chunk_counters = nullptr;
 };
-std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim, int max_positions,
-                                     int split_positions) noexcept;
+inline constexpr int kMaxAttentionSplits = 64;
+// The split count that fills a GPU of `multiprocessors` SMs at batch 1 (about two blocks per
+// SM over the kv heads), at most kMaxAttentionSplits. A model keeps one value for every step.
+int attention_splits(int multiprocessors, int n_kv_heads) noexcept;
+// Scratch floats for up to max_rows rows (0 when splits is 1: nothing is merged).
+std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim,
+                                     int splits) noexcept;
 void attention(const AttentionArgs& args, cudaStream_t stream);
 
 // --- sampling (sampling.cu) -----------------------------------------------------------------
 
 // out[r] = the index of the largest logits[r * n + i] (the lowest index among equals).
 void argmax_rows(const float* logits, int rows, int n, std::int32_t* out, cudaStream_t stream);
+// The second half of a fused argmax (GemvOutput::argmax_keys): out[b] = the index keys[b]
+// holds (argmax_rows' order: the lowest index of the largest value, NaN below every number),
+// and keys[b] = 0 again, for b < rows. One small dependent launch.
+void argmax_finish(unsigned long long* keys, int rows, std::int32_t* out, cudaStream_t stream);
 
 // --- sampling programs (sampling_program.cu) ------------------------------------------------
 

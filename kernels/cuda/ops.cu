@@ -228,35 +228,40 @@ __device__ void normalise_heads(float* row, int heads, int head_dim, const float
   }
 }
 
-// A row's q/k norms and rope of its q and k heads, then its k and v into their KV slot as f16:
-// the norms, rope() twice and kv_store() in one launch, with the same arithmetic (the pair's
-// angle is computed once for q and once for k, as the separate launches compute it).
+// The q/k norms and rope of one head of one row, and for a kv head its k and v into their KV
+// slot as f16: the norms, rope() twice and kv_store() in one launch, with the same arithmetic
+// (the pair's angle is computed for each head, as the separate launches compute it per row).
+// One block per (row, head): blockIdx.y < q_heads is q head y, the rest are the kv heads, so a
+// batch-1 step runs q_heads + kv_heads blocks instead of one.
 __global__ void __launch_bounds__(kRopeThreads)
     rope_store_kernel(RopeStoreArgs a, RopeShape r) {
   detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
   detail::wait_for_previous_kernel();
   const int row = blockIdx.x;
+  const bool is_q = static_cast<int>(blockIdx.y) < a.q_heads;
+  const int head = is_q ? static_cast<int>(blockIdx.y) : static_cast<int>(blockIdx.y) - a.q_heads;
   const auto position = static_cast<float>(a.positions[row]);
   const int kv_width = a.kv_heads * a.head_dim;
-  float* q_row = a.q + static_cast<std::size_t>(row) * a.q_heads * a.head_dim;
-  float* k_row = a.k + static_cast<std::size_t>(row) * kv_width;
-  if (a.q_norm != nullptr || a.k_norm != nullptr) {
-    if (a.q_norm != nullptr) normalise_heads(q_row, a.q_heads, a.head_dim, a.q_norm, a.norm_eps);
-    if (a.k_norm != nullptr) normalise_heads(k_row, a.kv_heads, a.head_dim, a.k_norm, a.norm_eps);
+  const std::size_t head_offset = static_cast<std::size_t>(head) * a.head_dim;
+  float* x = is_q ? a.q + static_cast<std::size_t>(row) * a.q_heads * a.head_dim + head_offset
+                  : a.k + static_cast<std::size_t>(row) * kv_width + head_offset;
+  const float* norm = is_q ? a.q_norm : a.k_norm;
+  if (norm != nullptr) {
+    normalise_heads(x, 1, a.head_dim, norm, a.norm_eps);
     __syncthreads();  // a pair's two dims were normalised by other lanes
   }
   for (int i = threadIdx.x; i < r.pairs; i += kRopeThreads) {
-    rotate_pair(q_row, a.q_heads, a.head_dim, position, i, r);
-    rotate_pair(k_row, a.kv_heads, a.head_dim, position, i, r);
+    rotate_pair(x, 1, a.head_dim, position, i, r);
   }
+  if (is_q) return;
   const std::int32_t slot = a.slots[row];
   if (slot < 0) return;  // stores nothing, as kv_store (no barrier follows)
   __syncthreads();       // every rotated k value written before it is stored
-  const float* v_row = a.v + static_cast<std::size_t>(row) * kv_width;
-  const std::size_t base = static_cast<std::size_t>(slot) * kv_width;
-  for (int i = threadIdx.x; i < kv_width; i += kRopeThreads) {
-    a.k_pool[base + i] = detail::f32_to_f16_bits(k_row[i]);
-    a.v_pool[base + i] = detail::f32_to_f16_bits(v_row[i]);
+  const float* v = a.v + static_cast<std::size_t>(row) * kv_width + head_offset;
+  const std::size_t base = static_cast<std::size_t>(slot) * kv_width + head_offset;
+  for (int i = threadIdx.x; i < a.head_dim; i += kRopeThreads) {
+    a.k_pool[base + i] = detail::f32_to_f16_bits(x[i]);
+    a.v_pool[base + i] = detail::f32_to_f16_bits(v[i]);
   }
 }
 
@@ -359,7 +364,12 @@ void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t s
     detail::report_invalid_arguments(stream);
     return;
   }
-  detail::launch_dependent(rope_store_kernel, dim3(a.rows), dim3(kRopeThreads), stream, a, shape);
+  if (a.q_heads + a.kv_heads > 65535) {  // gridDim.y
+    detail::report_invalid_arguments(stream);
+    return;
+  }
+  detail::launch_dependent(rope_store_kernel, dim3(a.rows, a.q_heads + a.kv_heads),
+                           dim3(kRopeThreads), stream, a, shape);
 }
 
 }  // namespace lpx::kernels::cuda

@@ -1,9 +1,12 @@
-// On-GPU greedy sampling: argmax_rows, one block per row of logits.
+// On-GPU greedy sampling: argmax_rows, one block per row of logits; argmax_finish, the end of
+// the argmax fused into the output head's GEMV (argmax_key.cuh holds the same order as keys).
 //
 // Order: a NaN ranks below every number (-inf included), so a row with a single NaN still picks
 // its largest real logit; among equal values (+0 and -0 are equal) the lowest index wins; a row
 // of NaNs only gives 0. The result is the same whatever the thread count or scan order, since
 // `better` is a strict total order on (value, index) pairs.
+#include "cuda/argmax_key.cuh"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/launch.hpp"
 
 #include <cstdint>
@@ -59,7 +62,21 @@ __global__ void __launch_bounds__(kArgmaxThreads)
   }
 }
 
+__global__ void argmax_finish_kernel(unsigned long long* keys, int rows, std::int32_t* out) {
+  detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
+  detail::wait_for_previous_kernel();
+  for (int b = static_cast<int>(threadIdx.x); b < rows; b += static_cast<int>(blockDim.x)) {
+    out[b] = detail::argmax_key_index(keys[b]);
+    keys[b] = 0;  // the empty maximum, for the next step's GEMV
+  }
+}
+
 }  // namespace
+
+void argmax_finish(unsigned long long* keys, int rows, std::int32_t* out, cudaStream_t stream) {
+  if (rows <= 0) return;
+  detail::launch_dependent(argmax_finish_kernel, dim3(1), dim3(64), stream, keys, rows, out);
+}
 
 void argmax_rows(const float* logits, int rows, int n, std::int32_t* out, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return;  // no index to give

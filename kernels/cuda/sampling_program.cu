@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda/dependent_launch.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/sampling_program_runner.cuh"
 
@@ -239,10 +240,12 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ SharedScratch scratch;
   __shared__ lpx_sampling_program program;
   __shared__ float temperatures[LPX_SAMPLING_MAX_OPS];
-  if (threadIdx.x == 0) {
+  detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
+  if (threadIdx.x == 0) {  // an uploaded input: read while the head GEMV finishes
     program = programs[blockIdx.x];
     collect_temperatures(program, temperatures);
   }
+  detail::wait_for_previous_kernel();  // the logits
   __syncthreads();
   DeviceBlock block(scratch);
   Runner<DeviceBlock> runner(block, logits + static_cast<std::size_t>(blockIdx.x) * n, n,
@@ -362,7 +365,8 @@ namespace lpx::kernels::cuda {
 void sample_rows(const float* logits, int rows, int n, const lpx_sampling_program* programs,
                  std::int32_t* out, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return;  // no token to give
-  sampling::sample_rows_kernel<<<rows, sampling::kThreads, 0, stream>>>(logits, n, programs, out);
+  detail::launch_dependent(sampling::sample_rows_kernel, dim3(rows), dim3(sampling::kThreads),
+                           stream, logits, n, programs, out);
 }
 
 std::int32_t sample_row_on_host(const float* logits, int n, const lpx_sampling_program& program) {

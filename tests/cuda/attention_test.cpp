@@ -41,7 +41,8 @@ constexpr double kAttentionNoise = 1e-5;
 
 struct AttentionCase {
   const char* name;
-  int n_heads, n_kv_heads, head_dim, block_size, split_positions, max_positions;
+  int n_heads, n_kv_heads, head_dim, block_size;
+  int splits;  // the most chunks a row is cut into (attention.cu)
   std::vector<std::vector<std::int32_t>> sequences;  // per sequence: its rows' positions
   int window = 0;        // attended positions (0: all)
   float softcap = 0.0f;  // > 0: scores bent to softcap * tanh(score / softcap)
@@ -95,8 +96,8 @@ class PagedAttention {
     d_tables_ = DeviceBuffer<std::int32_t>(tables_);
     d_k_ = DeviceBuffer<std::uint16_t>(k_);
     d_v_ = DeviceBuffer<std::uint16_t>(v_);
-    d_partial_ = DeviceBuffer<float>(attention_partial_floats(
-        rows(), c.n_heads, c.head_dim, c.max_positions, c.split_positions));
+    d_partial_ = DeviceBuffer<float>(
+        std::max<std::size_t>(1, attention_partial_floats(rows(), c.n_heads, c.head_dim, c.splits)));
     d_counters_ = DeviceBuffer<std::uint32_t>(
         std::vector<std::uint32_t>(static_cast<std::size_t>(rows()) * c.n_kv_heads, 0u));
   }
@@ -112,6 +113,8 @@ class PagedAttention {
   }
 
   int rows() const { return static_cast<int>(positions_.size()); }
+  std::vector<float> output() const { return d_out_.download(); }
+  std::size_t row_floats() const { return std::size_t(c_.n_heads) * c_.head_dim; }
 
   AttentionArgs args() const {
     AttentionArgs a;
@@ -131,8 +134,7 @@ class PagedAttention {
     a.k_pool = d_k_.get();
     a.v_pool = d_v_.get();
     a.block_size = c_.block_size;
-    a.max_positions = c_.max_positions;
-    a.split_positions = c_.split_positions;
+    a.splits = c_.splits;
     a.partial = d_partial_.get();
     a.chunk_counters = d_counters_.get();
     return a;
@@ -260,29 +262,32 @@ class PagedAttention {
   DeviceBuffer<std::uint16_t> d_k_, d_v_;
 };
 
-// Prefill-like runs of rows, single decode rows, position 0, chunk edges, several chunks merged,
-// chunks left empty, GQA groups below, at and above the kernel's 8-head slice, every head_dim.
+// Prefill-like runs of rows, single decode rows, position 0, chunk edges, many chunks merged,
+// splits left unused, chunks shorter than the rest, GQA groups below, at and above the
+// kernel's 8-head slice, every head_dim. With `splits` S a row attending n positions runs
+// ceil(n / L) chunks of L = roundup(ceil(n / S), 32) positions.
 const AttentionCase kAttentionCases[] = {
-    {"gqa9x3_d64", 9, 3, 64, 16, 256, 1024, {{990, 991, 992, 993}, {517}, {0, 1, 2}, {255, 256}}},
-    {"gqa32x8_d128", 32, 8, 128, 16, 128, 1000, {{999}, {600, 601, 602}, {127, 128}}},
-    {"gqa4x2_d80", 4, 2, 80, 32, 64, 300, {{299}, {40, 41}, {63, 64}}},
-    {"mqa16_d96", 16, 1, 96, 16, 256, 512, {{511}, {3}}},
-    {"mha4_d256", 4, 4, 256, 8, 256, 600, {{599, 300}, {7}}},
-    // Rows past max_positions: the last chunk takes the rest.
-    {"past_max_positions", 6, 2, 64, 16, 64, 128, {{300, 301}, {127}}},
+    // 990 positions in 31 chunks of 32; 517 in 17; position 0 in one (no merge).
+    {"gqa9x3_d64", 9, 3, 64, 16, 64, {{990, 991, 992, 993}, {517}, {0, 1, 2}, {255, 256}}},
+    {"gqa32x8_d128", 32, 8, 128, 16, 33, {{999}, {600, 601, 602}, {127, 128}}},
+    // 300 positions, 4 splits: chunks of 96, the last one of 12.
+    {"gqa4x2_d80", 4, 2, 80, 32, 4, {{299}, {40, 41}, {63, 64}}},
+    {"mqa16_d96", 16, 1, 96, 16, 64, {{511}, {3}}},
+    {"mha4_d256", 4, 4, 256, 8, 2, {{599, 300}, {7}}},
+    // One split: every row in one block, nothing merged (no scratch needed).
+    {"one_split", 6, 2, 64, 16, 1, {{300, 301}, {127}}},
     // Head sizes without a flash-decoding instantiation: the generic kernel (tiny models).
-    {"generic_d4", 2, 2, 4, 16, 256, 64, {{40, 41, 42}, {0}}},
-    {"generic_gqa4x2_d72", 4, 2, 72, 16, 256, 128, {{100}, {15, 16}}},
-    // Sliding windows (Gemma, Phi-3): cutting inside a chunk, across chunks and before any;
-    // rows whose window leaves whole chunks out, rows shorter than the window.
-    {"window_d64", 8, 2, 64, 16, 64, 1024, {{990, 991}, {517}, {100}, {30}}, 100},
-    // Windows starting exactly on a chunk boundary (191 and 192 attend from 64 and 65).
-    {"window_on_chunk_boundary", 4, 2, 64, 16, 64, 256, {{191, 192}, {127}}, 128},
-    {"window_past_max_positions", 6, 2, 64, 16, 64, 128, {{300, 301}, {127}}, 40},
+    {"generic_d4", 2, 2, 4, 16, 64, {{40, 41, 42}, {0}}},
+    {"generic_gqa4x2_d72", 4, 2, 72, 16, 64, {{100}, {15, 16}}},
+    // Sliding windows (Gemma, Phi-3): chunks start at the window's first position; rows
+    // shorter than the window, windows cut into many chunks or kept in one.
+    {"window_d64", 8, 2, 64, 16, 8, {{990, 991}, {517}, {100}, {30}}, 100},
+    {"window_many_splits", 4, 2, 64, 16, 64, {{191, 192}, {127}}, 128},
+    {"window_one_split", 6, 2, 64, 16, 1, {{300, 301}, {127}}, 40},
     // A soft cap that bends (Gemma 2), alone and with a window.
-    {"softcap_d256", 8, 4, 256, 16, 256, 1024, {{700}, {300, 301}, {10}}, 0, 1.0f},
-    {"window_softcap_d128", 8, 8, 128, 16, 128, 1024, {{900}, {255, 256}}, 300, 0.5f},
-    {"generic_window_softcap_d4", 2, 2, 4, 16, 256, 64, {{40, 41, 42}, {0}}, 10, 0.5f},
+    {"softcap_d256", 8, 4, 256, 16, 16, {{700}, {300, 301}, {10}}, 0, 1.0f},
+    {"window_softcap_d128", 8, 8, 128, 16, 3, {{900}, {255, 256}}, 300, 0.5f},
+    {"generic_window_softcap_d4", 2, 2, 4, 16, 64, {{40, 41, 42}, {0}}, 10, 0.5f},
 };
 
 TEST(CudaAttention, MatchesReferenceAndExactSoftmax) {
@@ -334,6 +339,70 @@ TEST(CudaAttention, CapturedGraphFollowsNewPositions) {
     EXPECT_TRUE(cuda_ok(cudaGraphDestroy(graph)));
     EXPECT_TRUE(cuda_ok(cudaStreamDestroy(stream)));
   }
+}
+
+// A row's chunks depend on its own positions and the split count only: the same row run alone
+// gives the same bits as in a batch (so an answer does not change with the server's load).
+TEST(CudaAttention, ARowGivesTheSameBitsAloneAsInABatch) {
+  LPX_REQUIRE_GPU();
+  for (const AttentionCase& c : {kAttentionCases[0], kAttentionCases[8]}) {
+    SCOPED_TRACE(c.name);
+    std::mt19937 rng(21);
+    PagedAttention attention_case(c, rng);
+    attention(attention_case.args(), nullptr);
+    ASSERT_TRUE(finished());
+    const std::vector<float> batched = attention_case.output();
+    const std::size_t width = attention_case.row_floats();
+    for (int r = 0; r < attention_case.rows(); ++r) {
+      SCOPED_TRACE(r);
+      attention_case.clear_output();
+      AttentionArgs alone = attention_case.args();
+      alone.q += std::size_t(r) * width;
+      alone.out += std::size_t(r) * width;
+      alone.positions += r;
+      alone.row_sequence += r;
+      alone.n_rows = 1;
+      attention(alone, nullptr);
+      ASSERT_TRUE(finished());
+      const std::vector<float> got = attention_case.output();
+      for (std::size_t i = 0; i < width; ++i) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[r * width + i]),
+                  std::bit_cast<std::uint32_t>(batched[r * width + i]))
+            << "output " << i;
+      }
+    }
+    EXPECT_TRUE(attention_case.counters_are_zero());
+  }
+}
+
+// Splits outside 1..kMaxAttentionSplits, or several without scratch, are refused.
+TEST(CudaAttention, RejectsBadSplitsThroughTheLaunchError) {
+  LPX_REQUIRE_GPU();
+  std::mt19937 rng(22);
+  PagedAttention attention_case(kAttentionCases[0], rng);
+  for (const int splits : {0, kMaxAttentionSplits + 1}) {
+    AttentionArgs args = attention_case.args();
+    args.splits = splits;
+    ASSERT_TRUE(finished());
+    attention(args, nullptr);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration) << splits;
+  }
+  AttentionArgs args = attention_case.args();
+  args.partial = nullptr;
+  attention(args, nullptr);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  EXPECT_TRUE(finished());
+}
+
+TEST(CudaAttention, SplitsFillTheGpuAtBatchOne) {
+  // Two blocks per SM over the kv heads, within 1..kMaxAttentionSplits (no GPU needed).
+  EXPECT_EQ(attention_splits(132, 3), 64);   // H100/H200, SmolLM2: 88 capped
+  EXPECT_EQ(attention_splits(132, 8), 33);   // Llama-3.2-1B
+  EXPECT_EQ(attention_splits(132, 32), 9);
+  EXPECT_EQ(attention_splits(16, 64), 1);
+  EXPECT_EQ(attention_splits(0, 8), 1);
+  EXPECT_EQ(attention_partial_floats(4, 9, 64, 1), 0u);
+  EXPECT_EQ(attention_partial_floats(4, 9, 64, 8), std::size_t{4} * 9 * 8 * 66);
 }
 
 TEST(CudaAttention, RejectsAnUnsupportedHeadDimThroughTheLaunchError) {

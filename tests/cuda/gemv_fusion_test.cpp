@@ -7,13 +7,18 @@
 //  - kSwigluPairs (kGegluPairs) over an interleaved gate/up weight equals a plain gemv of that
 //    weight then swiglu_pairs (geglu_pairs), bit for bit (with a normalised input too);
 //    swiglu_pairs equals reference::swiglu on the de-interleaved rows (bit for bit on the whole
-//    groups of 8), and geglu_pairs equals geglu on them.
+//    groups of 8), and geglu_pairs equals geglu on them;
+//  - the output head's scale, soft cap and fused argmax equal gemv, scale_and_cap and
+//    argmax_rows.
 // The fast path and the per-element fallback alike. Every test skips when no GPU is usable.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "../kernels/matmul_test_support.hpp"
@@ -160,6 +165,99 @@ TEST_P(GemvFusion, AccumulateEqualsGemvThenAdd) {
       EXPECT_TRUE(matmul_test::same_bits(separate.download(), fused.download()));
     }
   }
+}
+
+// The lowest index of the largest value; NaN ranks below everything (argmax_rows' order).
+std::int32_t host_argmax(const float* row, std::size_t n) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (!std::isnan(row[i]) && (std::isnan(row[best]) || row[i] > row[best])) best = i;
+  }
+  return static_cast<std::int32_t>(best);
+}
+
+// The output head (launch.hpp GemvOutput::scale, softcap, argmax_keys): the logits equal a
+// plain gemv then scale_and_cap, bit for bit; argmax_finish gives each row's argmax of those
+// logits (the lowest index among equals: a cap of 0.5 saturates many of them to the same
+// value) and leaves the keys zero. Tall enough for several row groups per block, batches
+// within one group of 8, across groups and the largest graph bucket, with the normalised
+// input the head reads; an F32 head gets NaN rows, which must rank lowest.
+TEST_P(GemvFusion, HeadScalesCapsAndPicksTheArgmax) {
+  LPX_REQUIRE_GPU();
+  const std::int32_t type = GetParam();
+  matmul_test::Random random(9000u + static_cast<std::uint32_t>(type));
+  const std::size_t rows = 8200, columns = columns_for(type), most = 64;
+  std::vector<std::uint8_t> w_host = random_weights(random, type, rows, columns);
+  if (type == LPX_TENSOR_F32) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const std::size_t r : {std::size_t{0}, std::size_t{4097}}) {
+      std::memcpy(w_host.data() + r * columns * sizeof(float), &nan, sizeof nan);
+    }
+  }
+  const std::vector<float> x = random.activations(most, columns);
+  const std::vector<float> g = norm_weights(random, columns);
+  const DeviceBytes w = upload_bytes(w_host, 0);
+  const DeviceWeight weight = device_weight(type, w, rows, columns);
+  const DeviceBuffer<float> device_g(g);
+  const DeviceBuffer<float> device_x(x);
+  const GemvInput input{device_x.get(), device_g.get(), kEps};
+  const auto width = static_cast<std::int64_t>(rows);
+  const struct {
+    float scale, softcap;
+  } heads[] = {{1.0f, 0.0f}, {0.125f, 0.0f}, {1.0f, 30.0f}, {2.0f, 0.5f}};
+  DeviceBuffer<unsigned long long> keys(std::vector<unsigned long long>(most, 0));
+  for (const auto& head : heads) {
+    for (const int batch : {1, 5, 8, 13, 64}) {
+      SCOPED_TRACE(type_name(type) + " scale " + std::to_string(head.scale) + " softcap " +
+                   std::to_string(head.softcap) + " batch " + std::to_string(batch));
+      const std::size_t n = static_cast<std::size_t>(batch) * rows;
+      DeviceBuffer<float> separate(n);
+      gemv(weight, input, single_gemv_output(separate.get(), width), batch, nullptr);
+      scale_and_cap(separate.get(), n, head.scale, head.softcap, nullptr);
+      DeviceBuffer<std::int32_t> picked_separately(static_cast<std::size_t>(batch));
+      argmax_rows(separate.get(), batch, static_cast<int>(rows), picked_separately.get(), nullptr);
+
+      DeviceBuffer<float> fused(n);
+      GemvOutput out = single_gemv_output(fused.get(), width);
+      out.scale = head.scale;
+      out.softcap = head.softcap;
+      out.argmax_keys = keys.get();
+      gemv(weight, input, out, batch, nullptr);
+      DeviceBuffer<std::int32_t> picked(std::vector<std::int32_t>(static_cast<std::size_t>(batch), -7));
+      argmax_finish(keys.get(), batch, picked.get(), nullptr);
+      EXPECT_CUDA_OK(cudaDeviceSynchronize());
+
+      const std::vector<float> logits = fused.download();
+      ASSERT_TRUE(matmul_test::same_bits(separate.download(), logits));
+      const std::vector<std::int32_t> got = picked.download();
+      EXPECT_EQ(got, picked_separately.download());
+      for (std::size_t b = 0; b < static_cast<std::size_t>(batch); ++b) {
+        EXPECT_EQ(got[b], host_argmax(logits.data() + b * rows, rows)) << "row " << b;
+      }
+      for (const unsigned long long key : keys.download()) ASSERT_EQ(key, 0u);
+    }
+  }
+}
+
+// A fused argmax takes one plain part: with a stacked output or an add it fills the outputs with
+// NaN (the mismatch shows) instead of picking from a partial product.
+TEST(GemvFusionChecks, ArgmaxWithAnAddOrSeveralPartsGivesNaN) {
+  LPX_REQUIRE_GPU();
+  matmul_test::Random random(9100u);
+  const std::size_t rows = 64, columns = 576;
+  const std::vector<std::uint8_t> w_host = random_weights(random, LPX_TENSOR_Q8_0, rows, columns);
+  const DeviceBytes w = upload_bytes(w_host, 0);
+  const DeviceWeight weight = device_weight(LPX_TENSOR_Q8_0, w, rows, columns);
+  const DeviceBuffer<float> x(random.activations(1, columns));
+  DeviceBuffer<unsigned long long> keys(std::vector<unsigned long long>(1, 0));
+  DeviceBuffer<float> y(std::vector<float>(rows, 0.0f));
+  GemvOutput out = single_gemv_output(y.get(), static_cast<std::int64_t>(rows), nullptr,
+                                      GemvStore::kAccumulate);
+  out.argmax_keys = keys.get();
+  gemv(weight, x.get(), out, 1, nullptr);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  for (const float v : y.download()) ASSERT_TRUE(std::isnan(v));
+  EXPECT_EQ(keys.download(), std::vector<unsigned long long>(1, 0));
 }
 
 // Gate and up interleaved row by row into one weight of 2n rows.

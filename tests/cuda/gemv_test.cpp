@@ -19,11 +19,13 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../kernels/matmul_test_support.hpp"
@@ -177,29 +179,56 @@ TEST_P(GemvTypes, FallbackMatchesTheReference) {
   }
 }
 
-// Batches above kMaxGemvBatch run in chunks.
-TEST_P(GemvTypes, LargerBatchesRunInChunks) {
+// Batches above kMaxGemvBatch: whole groups of 8 rows in one launch (the blocks of a weight
+// row block side by side), the rest in a second one; 16, 32 and 64 are the graph buckets. Each
+// row gets the reference's products, and the same bits as that row alone (batch 1), on the
+// fast path and on the per-element fallback (activations off alignment).
+TEST_P(GemvTypes, LargerBatchesRunInGroupsAndEqualBatchOne) {
   LPX_REQUIRE_GPU();
   const std::int32_t type = GetParam();
   matmul_test::Random random(3000u + static_cast<std::uint32_t>(type));
-  const std::size_t rows = 33, columns = block_of(type) == 256 ? 512 : 576, batch = 11;
+  const std::size_t rows = 33, columns = block_of(type) == 256 ? 512 : 576, most = 64;
   const std::vector<std::uint8_t> w_host = random_weights(random, type, rows, columns);
-  const std::vector<float> x_host = random.activations(batch, columns);
-  std::vector<float> expected(batch * rows);
+  const std::vector<float> x_host = random.activations(most, columns);
+  std::vector<float> expected(most * rows);
   reference::dot_rows_f32({type, w_host.data(), row_bytes_of(type, columns), rows, columns,
-                           x_host.data(), batch, expected.data()},
+                           x_host.data(), most, expected.data()},
                           0, rows);
   const DeviceBytes w = upload_bytes(w_host, 0);
-  const DeviceBuffer<float> x(x_host);
-  const DeviceBuffer<float> y(std::vector<float>(batch * rows, nan_sentinel()));
-  gemv(device_weight(type, w, rows, columns), x.get(), y.get(), static_cast<int>(batch), nullptr);
-  EXPECT_CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<float> out = y.download();
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    // Looser than the bound above, which this test does not need: values are O(10).
-    const auto want = static_cast<double>(expected[i]);
-    ASSERT_NEAR(static_cast<double>(out[i]), want, 1e-3 * (1.0 + std::fabs(want)))
-        << type_name(type) << " output " << i;
+  const DeviceWeight weight = device_weight(type, w, rows, columns);
+  for (const std::size_t x_offset : {0u, 1u}) {
+    std::vector<float> padded(x_offset, 0.0f);
+    padded.insert(padded.end(), x_host.begin(), x_host.end());
+    const DeviceBuffer<float> x(padded);
+    // Each row alone.
+    std::vector<float> alone(most * rows);
+    for (std::size_t b = 0; b < most; ++b) {
+      const DeviceBuffer<float> y(rows);
+      gemv(weight, x.get() + x_offset + b * columns, y.get(), 1, nullptr);
+      EXPECT_CUDA_OK(cudaDeviceSynchronize());
+      const std::vector<float> row = y.download();
+      std::copy(row.begin(), row.end(), alone.begin() + static_cast<std::ptrdiff_t>(b * rows));
+    }
+    for (const int batch : {9, 16, 37, 64}) {
+      SCOPED_TRACE(type_name(type) + " batch " + std::to_string(batch) +
+                   (x_offset == 0 ? " fast path" : " fallback"));
+      const std::size_t n = static_cast<std::size_t>(batch) * rows;
+      const DeviceBuffer<float> y(std::vector<float>(n + rows, nan_sentinel()));
+      gemv(weight, x.get() + x_offset, y.get(), batch, nullptr);
+      EXPECT_CUDA_OK(cudaDeviceSynchronize());
+      const std::vector<float> out = y.download();
+      for (std::size_t i = 0; i < n; ++i) {
+        // Looser than the bound above, which this test does not need: values are O(10).
+        const auto want = static_cast<double>(expected[i]);
+        ASSERT_NEAR(static_cast<double>(out[i]), want, 1e-3 * (1.0 + std::fabs(want)))
+            << "output " << i;
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(out[i]), std::bit_cast<std::uint32_t>(alone[i]))
+            << "output [b " << i / rows << ", r " << i % rows << "] differs from batch 1";
+      }
+      for (std::size_t i = n; i < out.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(out[i]), 0xFFFFFFFFu) << "wrote past the batch";
+      }
+    }
   }
 }
 

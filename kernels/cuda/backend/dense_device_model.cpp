@@ -38,7 +38,9 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
       pool_elements_(std::size_t{desc.kv_blocks + 1} * desc.kv_block_size * kv_width_),
       max_rows_(static_cast<int>(std::max(desc.max_rows, desc.max_sequences))),
       max_sequences_(static_cast<int>(desc.max_sequences)),
-      attention_rows_(std::min(max_rows_, kAttentionRows)) {
+      attention_rows_(std::min(max_rows_, kAttentionRows)),
+      attention_splits_(k::attention_splits(device.multiprocessors,
+                                            static_cast<int>(desc.n_head_kv))) {
   for (std::size_t i = 0; i < desc.layers.size(); ++i) {
     const lpx_rope_params& from = desc.layers[i].rope;
     k::RopeArgs rope;
@@ -104,14 +106,15 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
   head_in_ = DeviceArray<float>(outputs * embd, "activations");
   logits_ = DeviceArray<float>(outputs * desc.n_vocab, "logits");
   argmax_ = DeviceArray<std::int32_t>(outputs, "argmax");
+  argmax_keys_ = DeviceArray<unsigned long long>(outputs, "argmax keys");
+  check_cuda(cudaMemset(argmax_keys_.get(), 0, argmax_keys_.bytes()), "clearing the argmax keys");
   host_logits_ = PinnedArray<float>(outputs * desc.n_vocab, "logits");
   host_argmax_ = PinnedArray<std::int32_t>(outputs, "argmax");
   host_programs_ = PinnedArray<lpx_sampling_program>(outputs, "sampling programs");
   programs_ = DeviceArray<lpx_sampling_program>(outputs, "sampling programs");
   attention_partial_ = DeviceArray<float>(
       k::attention_partial_floats(attention_rows_, static_cast<int>(desc.n_head),
-                                  static_cast<int>(desc.head_dim),
-                                  static_cast<int>(desc.max_context), kSplitPositions),
+                                  static_cast<int>(desc.head_dim), attention_splits_),
       "attention scratch");
   attention_counters_ = DeviceArray<std::uint32_t>(
       static_cast<std::size_t>(attention_rows_) * desc.n_head_kv, "attention counters");
@@ -136,7 +139,8 @@ void DenseDeviceModel::describe(lpx_device_model_info& info) const {
       matmul_->workspace_bytes() + inputs_.bytes() + x_.bytes() + q_.bytes() + attn_.bytes() +
       k_.bytes() + v_.bytes() + ffn_.bytes() + up_.bytes() + proj_.bytes() + head_in_.bytes() +
       logits_.bytes() +
-      attention_partial_.bytes() + attention_counters_.bytes() + programs_.bytes();
+      attention_partial_.bytes() + attention_counters_.bytes() + programs_.bytes() +
+      argmax_keys_.bytes();
   std::size_t free = 0;
   std::size_t total = 0;
   cudaMemGetInfo(&free, &total);
@@ -215,7 +219,6 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
       row_sequence[r] = static_cast<std::int32_t>(s);
       last = std::max(last, p);
       first = std::min(first, p);
-      shape.max_positions = std::max(shape.max_positions, p + 1);
     }
     if (last < 0) continue;  // a sequence without rows this step
     const std::int32_t blocks = last / block_size + 1;
@@ -243,10 +246,12 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
     for (int r = 0; r < bucket; ++r) output_rows[r] = r;
     shape.rows = bucket;
     shape.outputs = bucket;
-    shape.max_positions = static_cast<int>(shape_.max_context);  // one graph for every length
+    shape.outputs_are_rows = true;
   } else {
+    shape.outputs_are_rows = a.n_outputs == a.n_rows;
     for (std::uint32_t o = 0; o < a.n_outputs; ++o) {
       output_rows[o] = static_cast<std::int32_t>(a.output_rows[o]);
+      shape.outputs_are_rows = shape.outputs_are_rows && a.output_rows[o] == o;
     }
     shape.rows = static_cast<int>(a.n_rows);
     shape.outputs = static_cast<int>(a.n_outputs);
@@ -347,8 +352,7 @@ void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     args.k_pool = k_pool;
     args.v_pool = v_pool;
     args.block_size = static_cast<int>(shape_.kv_block_size);
-    args.max_positions = s.max_positions;
-    args.split_positions = kSplitPositions;
+    args.splits = attention_splits_;
     args.partial = attention_partial_.get();
     args.chunk_counters = attention_counters_.get();
     k::attention(args, stream_);
@@ -408,15 +412,27 @@ void DenseDeviceModel::enqueue_step(const StepShape& s) {
     feed_forward_block(s, weights_.layers[i]);
   }
   if (s.outputs == 0) return;
-  k::gather_rows(x_.get(), output_rows_, s.outputs, embd, head_in_.get(), stream_);
-  matmul_->run(weights_.output,
-               k::GemvInput{head_in_.get(), weights_.output_norm, shape_.rms_norm_eps},
-               k::single_gemv_output(logits_.get(), shape_.n_vocab), s.outputs);
+  // The output rows' residual stream; a pure decode step outputs every row in order, so the
+  // head reads x itself.
+  const float* head_in = x_.get();
+  if (!s.outputs_are_rows) {
+    k::gather_rows(x_.get(), output_rows_, s.outputs, embd, head_in_.get(), stream_);
+    head_in = head_in_.get();
+  }
   const int n_vocab = static_cast<int>(shape_.n_vocab);
-  k::scale_and_cap(logits_.get(), static_cast<std::size_t>(s.outputs) * n_vocab,
-                   shape_.logit_scale, shape_.final_softcap, stream_);
+  // The head's GEMV applies the logit scale and soft cap, and picks greedy tokens itself where
+  // it can (argmax_finish then writes them): no pass of its own over the logits.
+  k::GemvOutput head = k::single_gemv_output(logits_.get(), shape_.n_vocab);
+  head.scale = shape_.logit_scale;
+  head.softcap = shape_.final_softcap;
+  const bool fused_argmax = !s.programs && s.outputs <= DeviceMatmul::kGemvRows;
+  if (fused_argmax) head.argmax_keys = argmax_keys_.get();
+  matmul_->run(weights_.output, k::GemvInput{head_in, weights_.output_norm, shape_.rms_norm_eps},
+               head, s.outputs);
   if (s.programs) {
     k::sample_rows(logits_.get(), s.outputs, n_vocab, programs_.get(), argmax_.get(), stream_);
+  } else if (fused_argmax) {
+    k::argmax_finish(argmax_keys_.get(), s.outputs, argmax_.get(), stream_);
   } else {
     k::argmax_rows(logits_.get(), s.outputs, n_vocab, argmax_.get(), stream_);
   }
@@ -469,7 +485,11 @@ void DenseDeviceModel::forward(const lpx_forward_args& a) {
     }
     check_cuda(cudaGetLastError(), "launching the step's kernels");
   } catch (...) {
-    // Let what was enqueued finish before the pinned inputs are written again.
+    // Let what was enqueued finish before the pinned inputs are written again, and leave the
+    // attention counters zero for the next step even if a launch was cut short.
+    cudaStreamSynchronize(stream_);
+    cudaMemsetAsync(attention_counters_.get(), 0, attention_counters_.bytes(), stream_);
+    cudaMemsetAsync(argmax_keys_.get(), 0, argmax_keys_.bytes(), stream_);
     cudaStreamSynchronize(stream_);
     throw;
   }

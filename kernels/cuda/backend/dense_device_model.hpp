@@ -9,15 +9,21 @@
 //               on the fly (attn_norm) and adding the biases;
 //   the q/k norms and RoPE of q and k (each where the layer has them), and k, v into the
 //               paged f16 KV cache, in one kernel;
-//   attention   flash-decoding over the layer's window, the chunks merged by the last to finish;
+//   attention   split-K flash-decoding over the layer's window (a fixed number of splits per
+//               row, enough to fill the GPU at batch 1), merged by the last chunk to finish;
 //   output      GEMV whose products are added to x (the residual add);
 //   gate, up    one GEMV over the interleaved matrices, reading x normalised (ffn_norm) and
 //               storing SwiGLU (or GeGLU) of each gate/up pair;
 //   down        GEMV added to x.
 // A layer with post-norms (Gemma) or a model with a residual scale (Granite) writes the output
 // and down products apart instead, and one more kernel per block adds them to x, normalised
-// and scaled. The embedding scale, the logit scale and the final soft cap are one element-wise
-// kernel each, where the model has them.
+// and scaled. The embedding scale is one element-wise kernel where the model has it. The
+// output head is one GEMV over x itself (a pure decode step outputs every row in order; other
+// steps gather the output rows first) that applies the logit scale and final soft cap and, for
+// greedy rows, keeps each row's argmax as a 64-bit atomic maximum; a one-block kernel
+// (argmax_finish) then writes the tokens. Sampling programs run one block per row instead.
+// A greedy decode step of a Llama-shaped model is thus 6L + 3 kernels (the embedding, six per
+// layer, the head and argmax_finish), every one after the embedding a dependent launch.
 // Prefill-sized steps run the same sequence with the norm, the residual add and SwiGLU as
 // separate kernels around cuBLAS (DeviceMatmul); matrices that could not be stacked
 // (DeviceWeights) run one by one.
@@ -27,8 +33,8 @@
 // is not captured) and way of picking (argmax or sampling programs), captured on first use. A
 // graph is the whole step: the staged inputs go up, the kernels run, the picked tokens come
 // back; the host stages, launches it and synchronises once. Padding rows write to a sink KV
-// block no sequence owns, and attention's grid is sized for the whole context, so one graph
-// serves every step of its bucket. Prefill and mixed steps launch the same kernels directly.
+// block no sequence owns, and attention's grid does not depend on positions (split-K, a fixed
+// split count per model), so one graph serves every step of its bucket. Prefill and mixed steps launch the same kernels directly.
 //
 // Threading: one engine thread at a time (the plugin's contract).
 #pragma once
@@ -63,9 +69,9 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   struct StepShape {
     int rows = 0;           // rows the kernels run on (the bucket, for graphs)
     int outputs = 0;        // rows whose logits come out
-    int max_positions = 0;  // attention grid bound
     int table_blocks = 0;   // blocks of the longest sequence's table
     bool programs = false;  // the output rows' tokens come from sampling programs
+    bool outputs_are_rows = false;  // output row i is row i, for every row: no gather
   };
   // Stages args into the pinned input area; returns the shape to run. `bucket` > 0 pads a pure
   // decode step to that many rows.
@@ -124,11 +130,13 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   DeviceArray<float> attention_partial_;
   DeviceArray<std::uint32_t> attention_counters_;  // attention_rows_ x n_head_kv, left zero
   DeviceArray<std::int32_t> argmax_;          // the picked tokens, argmax or programs
+  DeviceArray<unsigned long long> argmax_keys_;  // the head GEMV's fused argmax, left zero
   PinnedArray<lpx_sampling_program> host_programs_;
   DeviceArray<lpx_sampling_program> programs_;  // max_sequences: one per output row
   PinnedArray<float> host_logits_;
   PinnedArray<std::int32_t> host_argmax_;
-  int attention_rows_;  // query rows per attention launch (bounds the partial scratch)
+  int attention_rows_;    // query rows per attention launch (bounds the partial scratch)
+  int attention_splits_;  // chunks a row's positions are cut into (attention_splits)
 
   std::map<std::pair<int, bool>, cudaGraphExec_t> graphs_;  // (bucket, programs) -> the step
 };

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include <lpx/kinds/tensor.h>
+
+#include <lpx/cpp/status.hpp>
 
 #include "cuda_check.hpp"
 
@@ -82,6 +85,11 @@ void DeviceMatmul::run(const k::DeviceWeight& w, const k::GemvInput& in,
     k::gemv(w, in, out, rows, stream_);  // every fusion in one launch per 8 rows
     return;
   }
+  if (out.argmax_keys != nullptr) {
+    throw lpx::Error(LPX_ERR_INTERNAL, "a fused argmax takes at most " +
+                                           std::to_string(kGemvRows) + " rows, not " +
+                                           std::to_string(rows));
+  }
   const float* x = in.x;
   if (in.norm_weight != nullptr) {
     k::rms_norm(in.x, in.norm_weight, normed_.get(), rows, static_cast<int>(w.columns),
@@ -107,6 +115,8 @@ void DeviceMatmul::run(const k::DeviceWeight& w, const k::GemvInput& in,
     float* product = out.store == k::GemvStore::kAccumulate ? staged_.get() : part.y;
     run_cublas(weight, x, product, rows);
     if (part.bias != nullptr) k::add_bias(product, part.bias, rows, width, stream_);
+    k::scale_and_cap(product, static_cast<std::size_t>(rows) * width, out.scale, out.softcap,
+                     stream_);  // nothing unless set
     if (product != part.y) {
       k::add_in_place(part.y, product, static_cast<std::size_t>(rows) * width, stream_);
     }

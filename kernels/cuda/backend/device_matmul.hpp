@@ -1,9 +1,10 @@
 // y = W x on the GPU for any number of activation rows, with the gemv family's fusions (a
 // normalised input; outputs written, added to the residual stream, or paired into SwiGLU or
 // GeGLU).
-// Decode-sized batches go to the GEMV kernels, which read each weight block once per 8 rows
-// straight from its quantized layout (memory-bound: bytes of weights / bandwidth) and fuse
-// everything into that one launch. Larger batches (prefill) normalise the input into scratch,
+// Decode-sized batches (up to kGemvRows) go to the GEMV kernels, which read the weights
+// straight from their quantized layout about once per call (memory-bound: bytes of weights /
+// bandwidth; groups of 8 rows share each decoded weight, groups share it through L2) and fuse
+// everything into one launch. Larger batches (prefill) normalise the input into scratch,
 // dequantize W exactly to f32 in chunks of rows and call cuBLAS SGEMM, then apply the store:
 // the f32-activation contract kept (no f16 rounding of activations, which large models'
 // outlier activations would overflow), at the price of f32 rather than tensor-core f16
@@ -25,7 +26,7 @@ namespace lpx::cuda_backend {
 
 class DeviceMatmul {
  public:
-  // Rows up to which batches stay on the GEMV kernels (in groups of kMaxGemvBatch).
+  // Rows up to which batches stay on the GEMV kernels (one launch, groups of kMaxGemvBatch).
   static constexpr int kGemvRows = 64;
 
   // The largest call the scratch must serve.

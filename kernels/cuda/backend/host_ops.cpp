@@ -160,12 +160,15 @@ void HostOps::attention(const lpx_attention_args& a) {
   d.k_pool = static_cast<const std::uint16_t*>(upload(5, a.k_cache, pool_bytes));
   d.v_pool = static_cast<const std::uint16_t*>(upload(6, a.v_cache, pool_bytes));
   d.block_size = static_cast<int>(a.block_size);
-  d.max_positions = max_position + 1;
-  d.split_positions = 256;
-  d.partial = static_cast<float*>(
-      scratch(7, k::attention_partial_floats(d.n_rows, d.n_heads, d.head_dim, d.max_positions,
-                                             d.split_positions) *
-                     sizeof(float)));
+  // The split the device model would use on this GPU (results depend on it, not on the batch).
+  int device = 0;
+  int multiprocessors = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute");
+  d.splits = k::attention_splits(multiprocessors, d.n_kv_heads);
+  d.partial = static_cast<float*>(scratch(
+      7, k::attention_partial_floats(d.n_rows, d.n_heads, d.head_dim, d.splits) * sizeof(float)));
   // The chunk counters: zero before the call (attention leaves them zero).
   const std::size_t counter_bytes = std::size_t{a.n_rows} * a.n_kv_heads * sizeof(std::uint32_t);
   d.chunk_counters = static_cast<std::uint32_t*>(scratch(8, counter_bytes));

@@ -61,10 +61,11 @@ MemoryPlan plan_memory(const DenseModel& d) {
   const std::size_t per_row = 2 * d.n_embd + 2 * q_width + 2 * kv_width + 2 * d.n_ff;
   plan.workspace = rows * per_row * sizeof(float) +
                    std::size_t{d.max_sequences} * (d.n_embd + d.n_vocab) * sizeof(float) +
-                   k::attention_partial_floats(static_cast<int>(std::min<std::size_t>(rows, kAttentionRows)),
-                                               static_cast<int>(d.n_head), static_cast<int>(d.head_dim),
-                                               static_cast<int>(d.max_context), kSplitPositions) *
-                       sizeof(float);
+                   k::attention_partial_floats(
+                       static_cast<int>(std::min<std::size_t>(rows, kAttentionRows)),
+                       static_cast<int>(d.n_head), static_cast<int>(d.head_dim),
+                       k::kMaxAttentionSplits) *
+                       sizeof(float);  // the most splits any GPU gets
   plan.workspace += DeviceMatmul::planned_bytes(matmul_limits(d)) +
                     (std::size_t{64} << 20);  // inputs, cuBLAS's own state, graphs: headroom
   return plan;

@@ -12,7 +12,6 @@
 
 namespace lpx::cuda_backend {
 
-inline constexpr int kSplitPositions = 256;  // flash-decoding chunk: positions per thread block
 inline constexpr int kAttentionRows = 64;    // query rows per attention launch (bounds its scratch)
 
 struct MemoryPlan {
