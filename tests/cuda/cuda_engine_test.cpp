@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <thread>
 
 #include "cuda/gpu_test_support.hpp"
 #include "engine/engine_test_support.hpp"
+#include "quantize/quantize_model.hpp"
 #include "synth/model_shapes.hpp"
 #include "synth/synthetic_model.hpp"
 
@@ -72,11 +74,15 @@ struct ModelCase {
   const char* synth_spec;           // synth:NAME:TYPE, or a shape name with `layers` below
   std::uint32_t layers = 0;         // > 0: the shape synth_spec names, cut to this many layers
   std::vector<std::size_t> prompts = {5, 100, 300};
+  const char* type = "Q8_0";        // with `layers`: a synth type, or Q4_K_M (see family_model)
 };
 
 // The shape `like` with its first `layers` layers and at most 32768 tokens (the prompts use
 // ids below 256; a smaller head keeps the CPU reference quick), as TYPE (seed 1), written once
-// into the temp directory. The real 262k-token head runs in the gemma3_270m case.
+// into the temp directory. The real 262k-token head runs in the gemma3_270m case. TYPE Q4_K_M
+// is the F16 model through the quantizer's Q4_K_M mix, as users' files are made: attn_v and
+// ffn_down take Q6_K in some layers, so those layers' q, k and v cannot be stacked and run as
+// three GEMVs.
 core::Expected<std::filesystem::path> family_model(const std::string& like,
                                                    const std::string& type,
                                                    std::uint32_t layers) {
@@ -89,9 +95,18 @@ core::Expected<std::filesystem::path> family_model(const std::string& like,
       ("lpx-synth-v3-" + like + "-" + type + "-" + std::to_string(layers) + "layers-32k.gguf");
   if (std::filesystem::exists(path)) return path;
   const std::filesystem::path partial = path.string() + "." + std::to_string(::getpid());
-  auto written = core::synth::write_synthetic_model(shape, *core::synth::synth_type(type), 1,
-                                                    partial.string());
-  if (!written) return tl::unexpected(written.error());
+  if (type == "Q4_K_M") {
+    auto f16 = family_model(like, "F16", layers);
+    if (!f16) return f16;
+    core::QuantizeOptions options;
+    options.mix = core::QuantMix::Q4_K_M;
+    auto quantized = core::quantize_model(f16->string(), partial.string(), options);
+    if (!quantized) return tl::unexpected(quantized.error());
+  } else {
+    auto written = core::synth::write_synthetic_model(shape, *core::synth::synth_type(type), 1,
+                                                      partial.string());
+    if (!written) return tl::unexpected(written.error());
+  }
   std::filesystem::rename(partial, path);
   return path;
 }
@@ -103,7 +118,7 @@ class CudaEngine : public ::testing::TestWithParam<ModelCase> {
   void SetUp() override {
     LPX_REQUIRE_GPU();
     if (GetParam().layers > 0) {
-      auto path = family_model(GetParam().synth_spec, "Q8_0", GetParam().layers);
+      auto path = family_model(GetParam().synth_spec, GetParam().type, GetParam().layers);
       ASSERT_TRUE(path.has_value()) << path.error().message;
       path_ = *path;
     } else if (GetParam().synth_spec != nullptr) {
@@ -261,6 +276,60 @@ TEST(CudaEngineBuckets, GreedyTokensMatchTheCpuInEveryGraphBucketAndPastPosition
   EXPECT_EQ(stats.kv_blocks_used, 0u);
 }
 
+// Sampling programs on the device (top-k, top-p, temperature, a seeded draw) through the engine:
+// each request's tokens equal those the same chain samples on the host from the same logits
+// (a request asking for log-probabilities takes the host path, draw for draw; logits do not
+// depend on the batch a row runs in, so both runs see the same bits). Several requests at once
+// (the programs' graph buckets), each with its own seed.
+TEST(CudaEngineSampling, DeviceProgramsPickWhatTheHostChainPicks) {
+  LPX_REQUIRE_GPU();
+  auto path = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  ASSERT_TRUE(path.has_value()) << path.error();
+  TestHost host;
+  core::EngineConfig config;
+  config.context_size = 256;
+  config.max_sequences = 8;
+  config.kv_cache_tokens = 8 * 256;
+  auto gpu = host.engine(*path, "cuda", {"top-k", "top-p", "temperature", "dist"}, config);
+  ASSERT_NE(gpu, nullptr);
+
+  constexpr std::size_t kRequests = 6;
+  std::vector<std::vector<std::int32_t>> prompts;
+  std::vector<lpx_sampling_overrides> seeds(kRequests);
+  for (std::size_t i = 0; i < kRequests; ++i) {
+    prompts.push_back(test_prompt(3 + 2 * i));
+    prompts.back()[0] = static_cast<std::int32_t>(1 + i);
+    seeds[i].struct_size = sizeof(lpx_sampling_overrides);
+    seeds[i].set = LPX_SET_SEED;
+    seeds[i].seed = 1000 + i;
+  }
+  const auto run = [&](bool logprobs) {
+    std::vector<lpx_request> requests(kRequests);
+    for (std::size_t i = 0; i < kRequests; ++i) {
+      lpx_request& r = requests[i];
+      r.prompt_tokens = prompts[i].data();
+      r.prompt_token_count = prompts[i].size();
+      r.max_tokens = 24;
+      r.sampling = &seeds[i];
+      r.logprobs = logprobs ? 1 : 0;
+      r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+    }
+    return generate_together(*gpu, requests);
+  };
+  const std::vector<Generation> on_device = run(false);
+  const std::vector<Generation> on_host = run(true);
+  std::set<std::int32_t> distinct;
+  for (std::size_t i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(on_device[i].error.empty()) << on_device[i].error;
+    ASSERT_TRUE(on_host[i].error.empty()) << on_host[i].error;
+    ASSERT_EQ(on_device[i].tokens.size(), 24u);
+    EXPECT_EQ(on_device[i].tokens, on_host[i].tokens) << "request " << i;
+    distinct.insert(on_device[i].tokens.begin(), on_device[i].tokens.end());
+  }
+  // The chain samples (a greedy pick of random-weight logits would repeat itself).
+  EXPECT_GT(distinct.size(), 20u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,
                          ::testing::Values(ModelCase{"tiny_llama", &tiny_llama_path, nullptr},
                                            ModelCase{"smollm2", &smollm2_path, nullptr},
@@ -278,7 +347,15 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,
                                            ModelCase{"synthetic_phi3", nullptr, "phi3-mini", 2},
                                            ModelCase{"synthetic_smollm3", nullptr, "smollm3-3b", 4},
                                            ModelCase{"synthetic_granite", nullptr,
-                                                     "granite-3.3-2b", 2}),
+                                                     "granite-3.3-2b", 2},
+                                           // bf16 weights end to end (Llama-3.2-1B's shape).
+                                           ModelCase{"synthetic_llama_bf16", nullptr,
+                                                     "llama-3.2-1b", 2, {5, 100, 300}, "BF16"},
+                                           // A Q4_K_M file: Q4_K and Q6_K, q/k/v unstacked
+                                           // in its second layer.
+                                           ModelCase{"synthetic_llama_q4_k_m", nullptr,
+                                                     "llama-3.2-1b", 2, {5, 100, 300},
+                                                     "Q4_K_M"}),
                          [](const ::testing::TestParamInfo<ModelCase>& param_info) {
                            return std::string(param_info.param.name);
                          });
