@@ -200,7 +200,13 @@ def test_the_real_smollm2_file_is_judged_by_the_synthetic_prediction(tmp_path):
                         "--predictions", ROOT / "docs/cuda.md"], capture_output=True, text=True,
                        check=True)
     row = next(line for line in r.stdout.splitlines() if line.startswith("| decode-smollm2-q4_1"))
-    assert "| 1,800–2,700 | within |" in row, row
+    # The synthetic model's batch-1, depth-0 range, as docs/cuda.md's table gives it.
+    table = (ROOT / "docs/cuda.md").read_text().split("<!-- gpu-check predictions -->")[1]
+    predicted = next(line.split("|")[5].strip() for line in table.splitlines()
+                     if line.startswith("| `synth:smollm2-135m:Q4_1` |")
+                     and line.split("|")[3].strip() == "0" and line.split("|")[4].strip() == "1")
+    assert 2000 >= int(predicted.split("–")[0].replace(",", "")), predicted  # the sample is within
+    assert f"| {predicted} | within |" in row, row
 
 
 def test_the_out_check_enforces_what_the_device_tool_returns(tmp_path):
