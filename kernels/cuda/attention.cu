@@ -21,8 +21,10 @@
 //    counter reaching `used`) merges them, log-sum-exp in chunk order (so the result does not
 //    depend on which block is last), and resets the counter.
 // Before its dependent-launch wait a block reads only uploaded inputs (positions, block tables)
-// and asks L2 for the K and V history of its first tile (positions before the row's own,
-// which the previous kernel does not write); q and the row's new K and V come after the wait.
+// and asks L2 for the K and V of its first tile's positions before the row's own. Those are
+// history, except in a step with several rows of one sequence, where rope_and_store may still
+// be writing some of them: harmless for a prefetch (a hint; L2 is the point of coherence), so
+// it must never become a load before the wait. q and the K/V themselves are read after it.
 // A soft cap bends each scaled score as the reference does. One launch per call: no merge
 // kernel.
 //
@@ -75,8 +77,8 @@ __device__ const __half2* cache_vector(const AttentionArgs& a, const std::uint16
   return reinterpret_cast<const __half2*>(pool + (slot * a.n_kv_heads + kv_head) * a.head_dim);
 }
 
-// Asks L2 for the K and V vectors of positions [begin, end) (history the previous kernel does
-// not write), one 128-byte line per request, spread over the block's threads.
+// Asks L2 for the K and V vectors of positions [begin, end), one 128-byte line per request,
+// spread over the block's threads. Only a hint: see the header on what it may touch.
 template <int D>
 __device__ void prefetch_history(const AttentionArgs& a, const std::int32_t* table, int begin,
                                  int end, int kv_head) {

@@ -87,9 +87,11 @@ struct GemvArgs {
 
 // The output head's scale and soft cap (scale_and_cap's arithmetic). Not inlined: the soft
 // cap's double tanh would otherwise take registers from every GEMV's main loop.
-__device__ __noinline__ float scale_and_cap_value(const GemvOutput& out, float value) {
-  if (out.scale != 1.0f) value = __fmul_rn(value, out.scale);
-  if (out.softcap > 0.0f) value = detail::soft_cap(value, out.softcap);
+// Scalars by value: a reference to the kernel-parameter struct would make the compiler copy
+// it into local memory.
+__device__ __noinline__ float scale_and_cap_value(float value, float scale, float softcap) {
+  if (scale != 1.0f) value = __fmul_rn(value, scale);
+  if (softcap > 0.0f) value = detail::soft_cap(value, softcap);
   return value;
 }
 
@@ -102,7 +104,9 @@ __device__ __forceinline__ float store_row(const GemvOutput& out, int b, std::in
   while (p + 1 < out.count && row >= out.parts[p].rows) row -= out.parts[p++].rows;
   const GemvPart& part = out.parts[p];
   if (part.bias != nullptr) value = __fadd_rn(value, part.bias[row]);
-  if (out.scale != 1.0f || out.softcap > 0.0f) value = scale_and_cap_value(out, value);
+  if (out.scale != 1.0f || out.softcap > 0.0f) {
+    value = scale_and_cap_value(value, out.scale, out.softcap);
+  }
   float* y = part.y + b * part.rows + row;
   *y = out.store == GemvStore::kAccumulate ? __fadd_rn(*y, value) : value;
   return value;

@@ -277,8 +277,9 @@ void attention(const AttentionArgs& args, cudaStream_t stream);
 // out[r] = the index of the largest logits[r * n + i] (the lowest index among equals).
 void argmax_rows(const float* logits, int rows, int n, std::int32_t* out, cudaStream_t stream);
 // The second half of a fused argmax (GemvOutput::argmax_keys): out[b] = the index keys[b]
-// holds (argmax_rows' order: the lowest index of the largest value, NaN below every number),
-// and keys[b] = 0 again, for b < rows. One small dependent launch.
+// holds (argmax_rows' order: the lowest index of the largest value, NaN below every number;
+// 0 for a key never raised, as argmax_rows gives for a row of NaNs), and keys[b] = 0 again,
+// for b < rows. One small dependent launch.
 void argmax_finish(unsigned long long* keys, int rows, std::int32_t* out, cudaStream_t stream);
 
 // --- sampling programs (sampling_program.cu) ------------------------------------------------

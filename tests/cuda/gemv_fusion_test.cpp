@@ -181,7 +181,8 @@ std::int32_t host_argmax(const float* row, std::size_t n) {
 // logits (the lowest index among equals: a cap of 0.5 saturates many of them to the same
 // value) and leaves the keys zero. Tall enough for several row groups per block, batches
 // within one group of 8, across groups and the largest graph bucket, with the normalised
-// input the head reads; an F32 head gets NaN rows, which must rank lowest.
+// input the head reads, on the fast path and the fallback (activations off alignment); an
+// F32 head gets NaN rows, which must rank lowest.
 TEST_P(GemvFusion, HeadScalesCapsAndPicksTheArgmax) {
   LPX_REQUIRE_GPU();
   const std::int32_t type = GetParam();
@@ -199,49 +200,53 @@ TEST_P(GemvFusion, HeadScalesCapsAndPicksTheArgmax) {
   const DeviceBytes w = upload_bytes(w_host, 0);
   const DeviceWeight weight = device_weight(type, w, rows, columns);
   const DeviceBuffer<float> device_g(g);
-  const DeviceBuffer<float> device_x(x);
-  const GemvInput input{device_x.get(), device_g.get(), kEps};
   const auto width = static_cast<std::int64_t>(rows);
   const struct {
     float scale, softcap;
   } heads[] = {{1.0f, 0.0f}, {0.125f, 0.0f}, {1.0f, 30.0f}, {2.0f, 0.5f}};
   DeviceBuffer<unsigned long long> keys(std::vector<unsigned long long>(most, 0));
-  for (const auto& head : heads) {
-    for (const int batch : {1, 5, 8, 13, 64}) {
-      SCOPED_TRACE(type_name(type) + " scale " + std::to_string(head.scale) + " softcap " +
-                   std::to_string(head.softcap) + " batch " + std::to_string(batch));
-      const std::size_t n = static_cast<std::size_t>(batch) * rows;
-      DeviceBuffer<float> separate(n);
-      gemv(weight, input, single_gemv_output(separate.get(), width), batch, nullptr);
-      scale_and_cap(separate.get(), n, head.scale, head.softcap, nullptr);
-      DeviceBuffer<std::int32_t> picked_separately(static_cast<std::size_t>(batch));
-      argmax_rows(separate.get(), batch, static_cast<int>(rows), picked_separately.get(), nullptr);
+  for (const std::size_t x_offset : {0u, 1u}) {
+    const OffsetRows device_x = upload_rows(x, x_offset);
+    const GemvInput input{device_x.get(), device_g.get(), kEps};
+    for (const auto& head : heads) {
+      for (const int batch : {1, 5, 8, 13, 64}) {
+        SCOPED_TRACE(type_name(type) + (x_offset == 0 ? " fast path" : " fallback") + " scale " +
+                     std::to_string(head.scale) + " softcap " + std::to_string(head.softcap) +
+                     " batch " + std::to_string(batch));
+        const std::size_t n = static_cast<std::size_t>(batch) * rows;
+        DeviceBuffer<float> separate(n);
+        gemv(weight, input, single_gemv_output(separate.get(), width), batch, nullptr);
+        scale_and_cap(separate.get(), n, head.scale, head.softcap, nullptr);
+        DeviceBuffer<std::int32_t> picked_separately(static_cast<std::size_t>(batch));
+        argmax_rows(separate.get(), batch, static_cast<int>(rows), picked_separately.get(), nullptr);
 
-      DeviceBuffer<float> fused(n);
-      GemvOutput out = single_gemv_output(fused.get(), width);
-      out.scale = head.scale;
-      out.softcap = head.softcap;
-      out.argmax_keys = keys.get();
-      gemv(weight, input, out, batch, nullptr);
-      DeviceBuffer<std::int32_t> picked(std::vector<std::int32_t>(static_cast<std::size_t>(batch), -7));
-      argmax_finish(keys.get(), batch, picked.get(), nullptr);
-      EXPECT_CUDA_OK(cudaDeviceSynchronize());
+        DeviceBuffer<float> fused(n);
+        GemvOutput out = single_gemv_output(fused.get(), width);
+        out.scale = head.scale;
+        out.softcap = head.softcap;
+        out.argmax_keys = keys.get();
+        gemv(weight, input, out, batch, nullptr);
+        DeviceBuffer<std::int32_t> picked(
+            std::vector<std::int32_t>(static_cast<std::size_t>(batch), -7));
+        argmax_finish(keys.get(), batch, picked.get(), nullptr);
+        EXPECT_CUDA_OK(cudaDeviceSynchronize());
 
-      const std::vector<float> logits = fused.download();
-      ASSERT_TRUE(matmul_test::same_bits(separate.download(), logits));
-      const std::vector<std::int32_t> got = picked.download();
-      EXPECT_EQ(got, picked_separately.download());
-      for (std::size_t b = 0; b < static_cast<std::size_t>(batch); ++b) {
-        EXPECT_EQ(got[b], host_argmax(logits.data() + b * rows, rows)) << "row " << b;
+        const std::vector<float> logits = fused.download();
+        ASSERT_TRUE(matmul_test::same_bits(separate.download(), logits));
+        const std::vector<std::int32_t> got = picked.download();
+        EXPECT_EQ(got, picked_separately.download());
+        for (std::size_t b = 0; b < static_cast<std::size_t>(batch); ++b) {
+          EXPECT_EQ(got[b], host_argmax(logits.data() + b * rows, rows)) << "row " << b;
+        }
+        for (const unsigned long long key : keys.download()) ASSERT_EQ(key, 0u);
       }
-      for (const unsigned long long key : keys.download()) ASSERT_EQ(key, 0u);
     }
   }
 }
 
-// A fused argmax takes one plain part: with a stacked output or an add it fills the outputs with
-// NaN (the mismatch shows) instead of picking from a partial product.
-TEST(GemvFusionChecks, ArgmaxWithAnAddOrSeveralPartsGivesNaN) {
+// A fused argmax takes one plain (written) part: asked of a product that is added to a buffer,
+// it fills the output with NaN (the mismatch shows) and raises no key.
+TEST(GemvFusionChecks, ArgmaxOfAnAccumulatedOutputGivesNaN) {
   LPX_REQUIRE_GPU();
   matmul_test::Random random(9100u);
   const std::size_t rows = 64, columns = 576;

@@ -85,7 +85,7 @@ void DeviceMatmul::run(const k::DeviceWeight& w, const k::GemvInput& in,
     k::gemv(w, in, out, rows, stream_);  // every fusion in one launch per 8 rows
     return;
   }
-  if (out.argmax_keys != nullptr) {
+  if (out.argmax_keys != nullptr) {  // the model asks for it only up to kGemvRows rows
     throw lpx::Error(LPX_ERR_INTERNAL, "a fused argmax takes at most " +
                                            std::to_string(kGemvRows) + " rows, not " +
                                            std::to_string(rows));
