@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace lpx::kernels::cuda {
 
@@ -271,6 +273,58 @@ int attention_splits(int multiprocessors, int n_kv_heads) noexcept;
 std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim,
                                      int splits) noexcept;
 void attention(const AttentionArgs& args, cudaStream_t stream);
+
+// --- the persistent decode kernel (decode_megakernel.cu) ------------------------------------
+
+// An option measured against the CUDA-graph path: a whole batch-1 greedy decode step in one
+// cooperative launch whose blocks run the graph path's thread blocks as work items, phase by
+// phase, with grid barriers between phases. The same code per work item: the same logits, bit
+// for bit. Built for head size 64 and the weight formats megakernel_unsupported() names.
+
+// One GEMV of the step: the weight, what it reads, where its products go (as gemv() takes them).
+struct MegakernelGemv {
+  DeviceWeight w;
+  GemvInput in;
+  GemvOutput out;
+};
+// One layer: stacked q/k/v (kWrite), interleaved gate/up (a pairs store), the output and down
+// projections added to the residual stream (kAccumulate); rope_and_store's and attention()'s
+// arguments for the step's one row (every pointer fixed at load: the step's inputs are views of
+// the model's input buffer).
+struct MegakernelLayer {
+  MegakernelGemv qkv, o, gate_up, down;
+  RopeStoreArgs rope;
+  RopeArgs rope_args;
+  AttentionArgs attention;
+};
+struct MegakernelStep {
+  DeviceWeight token_embd;
+  const std::int32_t* tokens = nullptr;  // the step's one token (device)
+  float* x = nullptr;                    // the residual stream, n_embd floats
+  MegakernelGemv head;                   // out.argmax_keys set: the greedy pick
+  std::int32_t* picked = nullptr;        // the token picked (device)
+  int n_layers = 0;
+};
+// What the launch needs, from megakernel_prepare().
+struct MegakernelLaunch {
+  const void* kernel = nullptr;
+  int grid = 0;  // every block resident: multiprocessors x blocks per SM
+  cudaError_t status = cudaSuccess;
+};
+// Why the persistent kernel cannot run this model ("" when it can): weight types it is not
+// built for, mixed types, head sizes, unaligned data, post-norms or unstacked matrices.
+std::string megakernel_unsupported(const MegakernelStep& step,
+                                   const std::vector<MegakernelLayer>& layers);
+// Device bytes of the plan megakernel_prepare writes.
+std::size_t megakernel_plan_bytes(std::size_t n_layers) noexcept;
+// Writes the plan (each GEMV's row blocks and arguments, each layer's rope shape) into `plan`
+// and sizes the grid; once, at load, for a model megakernel_unsupported() accepts.
+MegakernelLaunch megakernel_prepare(const MegakernelStep& step,
+                                    const std::vector<MegakernelLayer>& layers, void* plan,
+                                    int multiprocessors, cudaStream_t stream);
+// One step: the error of the cooperative launch (e.g. too many blocks), else cudaSuccess.
+cudaError_t decode_megakernel(const MegakernelStep& step, const void* plan,
+                              const MegakernelLaunch& launch, cudaStream_t stream);
 
 // --- sampling (sampling.cu) -----------------------------------------------------------------
 

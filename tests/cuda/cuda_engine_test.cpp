@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -336,6 +337,56 @@ TEST(CudaEngineSampling, DeviceProgramsPickWhatTheHostChainPicks) {
   }
   // The chain samples (a greedy pick of random-weight logits would repeat itself).
   EXPECT_GT(distinct.size(), 20u);
+}
+
+// The persistent decode kernel (backend option megakernel) runs the graph path's thread
+// blocks as work items: every logit of every batch-1 step must be the same bits as the graphs
+// give, past the first attention splits (positions 100-130: four chunks of 32), on a Q4_1 file
+// shaped like SmolLM2 (a Q8_0 head) and bf16 Llama- and Qwen-shaped ones (q/k/v biases).
+TEST(CudaMegakernel, GivesTheGraphsLogitsBitForBit) {
+  LPX_REQUIRE_GPU();
+  TestHost host;
+  std::vector<std::filesystem::path> models;
+  auto smollm2 = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  ASSERT_TRUE(smollm2.has_value()) << smollm2.error();
+  models.push_back(*smollm2);
+  for (const char* like : {"llama-3.2-1b", "qwen2.5-0.5b"}) {
+    auto path = family_model(like, "BF16", 2);
+    ASSERT_TRUE(path.has_value()) << path.error().message;
+    models.push_back(*path);
+  }
+  for (const std::filesystem::path& model : models) {
+    SCOPED_TRACE(model.filename().string());
+    ForwardRig graphs(host, model, "cuda");
+    ForwardRig megakernel(host, model, "cuda", {{"megakernel", true}});
+    std::vector<std::int32_t> next = test_prompt(100);
+    for (int step = 0; step < 30; ++step) {
+      const std::vector<float> expected = graphs.feed(next);
+      const std::vector<float>& got = megakernel.feed(next);
+      ASSERT_EQ(got.size(), expected.size());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(expected[i]))
+            << "step " << step << " logit " << i;
+      }
+      next = {argmax(expected)};
+    }
+  }
+}
+
+// Asked of a model it is not built for, the option is refused at load, saying why.
+TEST(CudaMegakernel, IsRefusedSayingWhyForAModelItIsNotBuiltFor) {
+  LPX_REQUIRE_GPU();
+  TestHost host;
+  auto gemma = family_model("gemma3-1b", "Q8_0", 6);  // post-norms
+  ASSERT_TRUE(gemma.has_value()) << gemma.error().message;
+  try {
+    ForwardRig rig(host, *gemma, "cuda", {{"megakernel", true}});
+    FAIL() << "the persistent kernel accepted a model with post-norms";
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("megakernel = true: "), std::string::npos) << message;
+    EXPECT_NE(message.find("post-norms"), std::string::npos) << message;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaEngine,

@@ -30,11 +30,13 @@ class CudaBackend final : public lpx::DeviceBackend {
  public:
   explicit CudaBackend(const lpx::Options& options)
       : device_(cb::open_cuda_device(static_cast<int>(options.get_int("gpu")))),
-        use_graphs_(options.get_bool("graphs")) {
+        use_graphs_(options.get_bool("graphs")),
+        use_megakernel_(options.get_bool("megakernel")) {
     // Process-wide (launch.hpp): the last backend created decides.
     const bool overlap = lpx::kernels::cuda::set_kernel_overlap(options.get_bool("overlap"));
     lpx::log_info("cuda backend on " + device_.describe() +
                   (use_graphs_ ? "" : "; CUDA graphs off") +
+                  (use_megakernel_ ? "; batch-1 steps as one persistent kernel" : "") +
                   (overlap ? "; kernels overlap (programmatic dependent launch)" : ""));
   }
 
@@ -51,7 +53,8 @@ class CudaBackend final : public lpx::DeviceBackend {
     // The engine may call from another thread than the one that opened the device.
     cb::check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
     check_fits(cb::plan_memory(desc), desc);
-    auto model = std::make_unique<cb::DenseDeviceModel>(device_, desc, use_graphs_);
+    auto model =
+        std::make_unique<cb::DenseDeviceModel>(device_, desc, use_graphs_, use_megakernel_);
     model->describe(info);
     return model;
   }
@@ -107,6 +110,7 @@ class CudaBackend final : public lpx::DeviceBackend {
 
   cb::CudaDevice device_;
   bool use_graphs_;
+  bool use_megakernel_;
   std::unique_ptr<cb::HostOps> ops_;
 };
 
@@ -114,6 +118,10 @@ constexpr lpx_option_spec kOptions[] = {
     lpx::in_range(lpx::option("gpu", LPX_OPTION_INT, "0", "GPU index: cuda:N is gpu = N"), 0, 1024),
     lpx::option("graphs", LPX_OPTION_BOOL, "true",
                 "Run decode steps as CUDA graphs (one per batch-size bucket)"),
+    lpx::option("megakernel", LPX_OPTION_BOOL, "false",
+                "Run batch-1 greedy decode steps as one persistent kernel (an experiment "
+                "measured against the graphs; refused, saying why, where it is not built for "
+                "the model)"),
     lpx::option("overlap", LPX_OPTION_BOOL, "true",
                 "Let each decode kernel start while the previous one finishes (programmatic "
                 "dependent launch; compute capability 9.0 and newer)"),

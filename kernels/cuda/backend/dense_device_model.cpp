@@ -23,7 +23,7 @@ constexpr int kInputArrays = 5;       // tokens, positions, slots, row_sequence,
 }  // namespace
 
 DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& desc,
-                                   bool use_graphs)
+                                   bool use_graphs, bool use_megakernel)
     : device_(device),
       shape_(desc),
       device_name_(device.describe()),
@@ -40,7 +40,8 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
       max_sequences_(static_cast<int>(desc.max_sequences)),
       attention_rows_(std::min(max_rows_, kAttentionRows)),
       attention_splits_(k::attention_splits(device.multiprocessors,
-                                            static_cast<int>(desc.n_head_kv))) {
+                                            static_cast<int>(desc.n_head_kv))),
+      use_megakernel_(use_megakernel) {
   for (std::size_t i = 0; i < desc.layers.size(); ++i) {
     const lpx_rope_params& from = desc.layers[i].rope;
     k::RopeArgs rope;
@@ -123,6 +124,7 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
   // The copies and the KV memset above ran on the legacy default stream, the steps run on
   // stream_ (non-blocking): nothing may still be in flight when the first step starts.
   check_cuda(cudaDeviceSynchronize(), "loading the model");
+  if (use_megakernel_) prepare_megakernel();
 }
 
 DenseDeviceModel::~DenseDeviceModel() {
@@ -140,7 +142,7 @@ void DenseDeviceModel::describe(lpx_device_model_info& info) const {
       k_.bytes() + v_.bytes() + ffn_.bytes() + up_.bytes() + proj_.bytes() + head_in_.bytes() +
       logits_.bytes() +
       attention_partial_.bytes() + attention_counters_.bytes() + programs_.bytes() +
-      argmax_keys_.bytes();
+      argmax_keys_.bytes() + megakernel_plan_.bytes();
   std::size_t free = 0;
   std::size_t total = 0;
   cudaMemGetInfo(&free, &total);
@@ -297,16 +299,79 @@ void DenseDeviceModel::read_back_tokens(int outputs) {
              "reading the token ids back");
 }
 
+k::GemvOutput DenseDeviceModel::gate_up_output() const {
+  const k::GemvStore pairs = shape_.gelu ? k::GemvStore::kGegluPairs : k::GemvStore::kSwigluPairs;
+  return k::single_gemv_output(ffn_.get(), shape_.n_ff, nullptr, pairs);
+}
+
+k::GemvOutput DenseDeviceModel::head_output(bool fused_argmax) const {
+  k::GemvOutput head = k::single_gemv_output(logits_.get(), shape_.n_vocab);
+  head.scale = shape_.logit_scale;
+  head.softcap = shape_.final_softcap;
+  if (fused_argmax) head.argmax_keys = argmax_keys_.get();
+  return head;
+}
+
+k::GemvOutput DenseDeviceModel::qkv_output(const DeviceLayer& layer) const {
+  k::GemvOutput qkv;
+  qkv.parts[0] = {q_.get(), layer.wq.rows, layer.bq};
+  qkv.parts[1] = {k_.get(), layer.wk.rows, layer.bk};
+  qkv.parts[2] = {v_.get(), layer.wv.rows, layer.bv};
+  qkv.count = 3;
+  return qkv;
+}
+
+k::RopeStoreArgs DenseDeviceModel::rope_store_args(int rows, int index) const {
+  const DeviceLayer& layer = weights_.layers[static_cast<std::size_t>(index)];
+  std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
+  k::RopeStoreArgs store;
+  store.q = q_.get();
+  store.k = k_.get();
+  store.v = v_.get();
+  store.rows = rows;
+  store.q_heads = static_cast<int>(shape_.n_head);
+  store.kv_heads = static_cast<int>(shape_.n_head_kv);
+  store.head_dim = static_cast<int>(shape_.head_dim);
+  store.positions = positions_;
+  store.k_pool = k_pool;
+  store.v_pool = k_pool + pool_elements_;
+  store.slots = slots_;
+  store.q_norm = layer.q_norm;
+  store.k_norm = layer.k_norm;
+  store.norm_eps = shape_.rms_norm_eps;
+  return store;
+}
+
+k::AttentionArgs DenseDeviceModel::attention_args(int index, int first, int rows) const {
+  const std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
+  k::AttentionArgs args;
+  args.q = q_.get() + static_cast<std::size_t>(first) * q_width_;
+  args.out = attn_.get() + static_cast<std::size_t>(first) * q_width_;
+  args.positions = positions_ + first;
+  args.row_sequence = row_sequence_ + first;
+  args.block_tables = block_tables_;
+  args.block_table_stride = table_stride_;
+  args.n_rows = rows;
+  args.n_heads = static_cast<int>(shape_.n_head);
+  args.n_kv_heads = static_cast<int>(shape_.n_head_kv);
+  args.head_dim = static_cast<int>(shape_.head_dim);
+  args.scale = shape_.attention_scale;
+  args.window = windows_[static_cast<std::size_t>(index)];
+  args.softcap = shape_.attention_softcap;
+  args.k_pool = k_pool;
+  args.v_pool = k_pool + pool_elements_;
+  args.block_size = static_cast<int>(shape_.kv_block_size);
+  args.splits = attention_splits_;
+  args.partial = attention_partial_.get();
+  args.chunk_counters = attention_counters_.get();
+  return args;
+}
+
 void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& layer, int index) {
   // q, k and v of the normalised residual stream, in one launch where they are stacked.
   const k::GemvInput normed{x_.get(), layer.attn_norm, shape_.rms_norm_eps};
   if (layer.wqkv.rows > 0) {
-    k::GemvOutput qkv;
-    qkv.parts[0] = {q_.get(), layer.wq.rows, layer.bq};
-    qkv.parts[1] = {k_.get(), layer.wk.rows, layer.bk};
-    qkv.parts[2] = {v_.get(), layer.wv.rows, layer.bv};
-    qkv.count = 3;
-    matmul_->run(layer.wqkv, normed, qkv, s.rows);
+    matmul_->run(layer.wqkv, normed, qkv_output(layer), s.rows);
   } else {
     matmul_->run(layer.wq, normed, k::single_gemv_output(q_.get(), layer.wq.rows, layer.bq),
                  s.rows);
@@ -315,47 +380,10 @@ void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
     matmul_->run(layer.wv, normed, k::single_gemv_output(v_.get(), layer.wv.rows, layer.bv),
                  s.rows);
   }
-  const int head_dim = static_cast<int>(shape_.head_dim);
-  std::uint16_t* k_pool = kv_.get() + std::size_t{2} * index * pool_elements_;
-  std::uint16_t* v_pool = k_pool + pool_elements_;
-  k::RopeStoreArgs store;
-  store.q = q_.get();
-  store.k = k_.get();
-  store.v = v_.get();
-  store.rows = s.rows;
-  store.q_heads = static_cast<int>(shape_.n_head);
-  store.kv_heads = static_cast<int>(shape_.n_head_kv);
-  store.head_dim = head_dim;
-  store.positions = positions_;
-  store.k_pool = k_pool;
-  store.v_pool = v_pool;
-  store.slots = slots_;
-  store.q_norm = layer.q_norm;
-  store.k_norm = layer.k_norm;
-  store.norm_eps = shape_.rms_norm_eps;
-  k::rope_and_store(store, ropes_[static_cast<std::size_t>(index)], stream_);
+  k::rope_and_store(rope_store_args(s.rows, index), ropes_[static_cast<std::size_t>(index)],
+                    stream_);
   for (int r = 0; r < s.rows; r += attention_rows_) {
-    k::AttentionArgs args;
-    args.q = q_.get() + static_cast<std::size_t>(r) * q_width_;
-    args.out = attn_.get() + static_cast<std::size_t>(r) * q_width_;
-    args.positions = positions_ + r;
-    args.row_sequence = row_sequence_ + r;
-    args.block_tables = block_tables_;
-    args.block_table_stride = table_stride_;
-    args.n_rows = std::min(attention_rows_, s.rows - r);
-    args.n_heads = static_cast<int>(shape_.n_head);
-    args.n_kv_heads = static_cast<int>(shape_.n_head_kv);
-    args.head_dim = head_dim;
-    args.scale = shape_.attention_scale;
-    args.window = windows_[static_cast<std::size_t>(index)];
-    args.softcap = shape_.attention_softcap;
-    args.k_pool = k_pool;
-    args.v_pool = v_pool;
-    args.block_size = static_cast<int>(shape_.kv_block_size);
-    args.splits = attention_splits_;
-    args.partial = attention_partial_.get();
-    args.chunk_counters = attention_counters_.get();
-    k::attention(args, stream_);
+    k::attention(attention_args(index, r, std::min(attention_rows_, s.rows - r)), stream_);
   }
   add_to_residual(s, layer.wo, attn_.get(), layer.post_attention_norm);
 }
@@ -363,11 +391,7 @@ void DenseDeviceModel::attention_block(const StepShape& s, const DeviceLayer& la
 void DenseDeviceModel::feed_forward_block(const StepShape& s, const DeviceLayer& layer) {
   const k::GemvInput normed{x_.get(), layer.ffn_norm, shape_.rms_norm_eps};
   if (layer.ffn_gate_up.rows > 0) {  // interleaved: SwiGLU (GeGLU) stored by the same launch
-    matmul_->run(layer.ffn_gate_up, normed,
-                 k::single_gemv_output(ffn_.get(), shape_.n_ff, nullptr,
-                                       shape_.gelu ? k::GemvStore::kGegluPairs
-                                                   : k::GemvStore::kSwigluPairs),
-                 s.rows);
+    matmul_->run(layer.ffn_gate_up, normed, gate_up_output(), s.rows);
   } else {
     matmul_->run(layer.ffn_gate, normed, k::single_gemv_output(ffn_.get(), shape_.n_ff),
                  s.rows);
@@ -422,13 +446,9 @@ void DenseDeviceModel::enqueue_step(const StepShape& s) {
   const int n_vocab = static_cast<int>(shape_.n_vocab);
   // The head's GEMV applies the logit scale and soft cap, and picks greedy tokens itself where
   // it can (argmax_finish then writes them): no pass of its own over the logits.
-  k::GemvOutput head = k::single_gemv_output(logits_.get(), shape_.n_vocab);
-  head.scale = shape_.logit_scale;
-  head.softcap = shape_.final_softcap;
   const bool fused_argmax = !s.programs && s.outputs <= DeviceMatmul::kGemvRows;
-  if (fused_argmax) head.argmax_keys = argmax_keys_.get();
   matmul_->run(weights_.output, k::GemvInput{head_in, weights_.output_norm, shape_.rms_norm_eps},
-               head, s.outputs);
+               head_output(fused_argmax), s.outputs);
   if (s.programs) {
     k::sample_rows(logits_.get(), s.outputs, n_vocab, programs_.get(), argmax_.get(), stream_);
   } else if (fused_argmax) {
@@ -476,7 +496,9 @@ void DenseDeviceModel::forward(const lpx_forward_args& a) {
   shape.programs = a.sampling != nullptr && a.n_outputs > 0;
   try {
     if (shape.programs) stage_programs(a, shape);
-    if (bucket > 0) {
+    if (runs_megakernel(a)) {
+      run_megakernel(shape);  // uploads the inputs and reads the token back itself
+    } else if (bucket > 0) {
       run_graph(shape);  // uploads the inputs and reads the tokens back itself
     } else {
       upload_inputs(shape, static_cast<int>(a.n_sequences), shape.table_blocks);

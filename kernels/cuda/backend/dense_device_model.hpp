@@ -49,6 +49,8 @@
 
 #include <lpx/cpp/plugin.hpp>
 
+#include "cuda/launch.hpp"
+
 #include "cuda_device.hpp"
 #include "device_matmul.hpp"
 #include "device_memory.hpp"
@@ -59,7 +61,11 @@ namespace lpx::cuda_backend {
 
 class DenseDeviceModel final : public lpx::DeviceModel {
  public:
-  DenseDeviceModel(const CudaDevice& device, const DenseModel& desc, bool use_graphs);
+  // use_megakernel: batch-1 greedy decode steps run as one persistent kernel
+  // (decode_megakernel.cu); throws lpx::Error (LPX_ERR_UNSUPPORTED), saying why, for a model
+  // it is not built for.
+  DenseDeviceModel(const CudaDevice& device, const DenseModel& desc, bool use_graphs,
+                   bool use_megakernel = false);
   ~DenseDeviceModel() override;
 
   void forward(const lpx_forward_args& args) override;
@@ -88,6 +94,20 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   void add_to_residual(const StepShape& s, const kernels::cuda::DeviceWeight& w,
                        const float* in, const float* post_norm);
   int decode_bucket(const lpx_forward_args& args) const noexcept;
+  // The persistent kernel's description of this model's step (its buffers, its layers).
+  kernels::cuda::MegakernelStep megakernel_step() const;
+  std::vector<kernels::cuda::MegakernelLayer> megakernel_layers() const;
+  void prepare_megakernel();  // at load; throws when the model is not one it runs
+  bool runs_megakernel(const lpx_forward_args& args) const noexcept;
+  void run_megakernel(const StepShape& shape);
+  // Layer `index`'s kernel arguments, shared by the launched step and the persistent kernel:
+  // q/k/v's outputs, rope_and_store's for `rows` rows, attention's for rows [first, first +
+  // rows).
+  kernels::cuda::GemvOutput qkv_output(const DeviceLayer& layer) const;
+  kernels::cuda::GemvOutput gate_up_output() const;  // interleaved gate/up: the pairs' store
+  kernels::cuda::GemvOutput head_output(bool fused_argmax) const;
+  kernels::cuda::RopeStoreArgs rope_store_args(int rows, int index) const;
+  kernels::cuda::AttentionArgs attention_args(int index, int first, int rows) const;
   void run_graph(const StepShape& shape);
   void stage_programs(const lpx_forward_args& args, const StepShape& shape);  // host side
   void check_args(const lpx_forward_args& args) const;
@@ -139,6 +159,11 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   int attention_splits_;  // chunks a row's positions are cut into (attention_splits)
 
   std::map<std::pair<int, bool>, cudaGraphExec_t> graphs_;  // (bucket, programs) -> the step
+
+  // The persistent kernel, when asked for: its plan (device) and launch.
+  bool use_megakernel_;
+  DeviceArray<std::uint8_t> megakernel_plan_;
+  kernels::cuda::MegakernelLaunch megakernel_launch_;
 };
 
 }  // namespace lpx::cuda_backend
