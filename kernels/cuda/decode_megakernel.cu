@@ -39,6 +39,8 @@ using gemv_kernels::GemvArgs;
 using gemv_kernels::kThreads;
 
 constexpr int kHeadDim = 64;   // the instantiated head size (SmolLM2, Qwen2.5-0.5B, Llama-3.2-1B)
+static_assert(attention_kernels::kThreads == kThreads,
+              "the work items share one block size: attention's strides assume it");
 constexpr int kGemvRows = 2;   // output rows per row group at batch 1, as gemv.cu launches it
 
 // One GEMV of the step, prepared at load: its arguments and how its row blocks are cut.
@@ -243,6 +245,14 @@ std::string megakernel_unsupported(const MegakernelStep& step,
     rope_kernels::RopeShape shape{};
     if (!rope_kernels::rope_shape(l.rope_args, l.attention.head_dim, shape)) {
       return at + "rope arguments the kernels refuse";
+    }
+    // What attention() and rope_and_store() check at each launch, checked once here.
+    const AttentionArgs& a = l.attention;
+    if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0 || a.splits <= 0 ||
+        a.splits > kMaxAttentionSplits || a.block_size <= 0 ||
+        (a.splits > 1 && (a.partial == nullptr || a.chunk_counters == nullptr)) ||
+        l.rope.q_heads + l.rope.kv_heads > 65535) {
+      return at + "attention or rope arguments the kernels refuse";
     }
     if (l.attention.n_rows != 1 || l.rope.rows != 1) return at + "batch 1 only";
   }

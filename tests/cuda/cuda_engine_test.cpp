@@ -377,7 +377,7 @@ TEST(CudaMegakernel, GivesTheGraphsLogitsBitForBit) {
 TEST(CudaMegakernel, IsRefusedSayingWhyForAModelItIsNotBuiltFor) {
   LPX_REQUIRE_GPU();
   TestHost host;
-  auto gemma = family_model("gemma3-1b", "Q8_0", 6);  // post-norms
+  auto gemma = family_model("gemma3-1b", "Q8_0", 6);  // an embedding scale, post-norms
   ASSERT_TRUE(gemma.has_value()) << gemma.error().message;
   try {
     ForwardRig rig(host, *gemma, "cuda", {{"megakernel", true}});
@@ -385,7 +385,8 @@ TEST(CudaMegakernel, IsRefusedSayingWhyForAModelItIsNotBuiltFor) {
   } catch (const std::exception& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("megakernel = true: "), std::string::npos) << message;
-    EXPECT_NE(message.find("post-norms"), std::string::npos) << message;
+    EXPECT_NE(message.find("an embedding scale"), std::string::npos) << message;
+    EXPECT_NE(message.find("layer 0: post-norms"), std::string::npos) << message;
   }
 }
 

@@ -57,18 +57,25 @@ std::vector<k::MegakernelLayer> DenseDeviceModel::megakernel_layers() const {
 
 void DenseDeviceModel::prepare_megakernel() {
   // What the launched path does with kernels of its own (or matrices apart) the persistent
-  // kernel does not do.
-  if (shape_.embedding_scale != 1.0f) refuse("an embedding scale");
-  if (shape_.residual_scale != 1.0f) refuse("a residual scale");
+  // kernel does not do: every such reason, in one message.
+  std::string reasons;
+  const auto add = [&](const std::string& reason) {
+    reasons += (reasons.empty() ? "" : "; ") + reason;
+  };
+  if (shape_.embedding_scale != 1.0f) add("an embedding scale");
+  if (shape_.residual_scale != 1.0f) add("a residual scale");
+  const std::size_t model_reasons = reasons.size();
   for (std::size_t i = 0; i < weights_.layers.size(); ++i) {
     const DeviceLayer& layer = weights_.layers[i];
     const std::string at = "layer " + std::to_string(i) + ": ";
     if (layer.post_attention_norm != nullptr || layer.post_ffn_norm != nullptr) {
-      refuse(at + "post-norms");
+      add(at + "post-norms");
     }
-    if (layer.wqkv.rows == 0) refuse(at + "q, k and v of different types (not stacked)");
-    if (layer.ffn_gate_up.rows == 0) refuse(at + "gate and up not interleaved");
+    if (layer.wqkv.rows == 0) add(at + "q, k and v of different types (not stacked)");
+    if (layer.ffn_gate_up.rows == 0) add(at + "gate and up not interleaved");
+    if (reasons.size() > model_reasons) break;  // the first layer that has any says enough
   }
+  if (!reasons.empty()) refuse(reasons);
   int cooperative = 0;
   check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device_.index),
              "cudaDeviceGetAttribute");

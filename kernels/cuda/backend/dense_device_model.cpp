@@ -510,6 +510,7 @@ void DenseDeviceModel::forward(const lpx_forward_args& a) {
     // Let what was enqueued finish before the pinned inputs are written again, and leave the
     // attention counters zero for the next step even if a launch was cut short.
     cudaStreamSynchronize(stream_);
+    (void)cudaGetLastError();  // a failed launch's error belongs to this step, not the next
     cudaMemsetAsync(attention_counters_.get(), 0, attention_counters_.bytes(), stream_);
     cudaMemsetAsync(argmax_keys_.get(), 0, argmax_keys_.bytes(), stream_);
     cudaStreamSynchronize(stream_);
