@@ -373,6 +373,47 @@ TEST(CudaMegakernel, GivesTheGraphsLogitsBitForBit) {
   }
 }
 
+// Kernel overlap (programmatic dependent launch, backend option overlap) moves no bit: every
+// kernel that starts early reads before its wait only what no earlier kernel of the step
+// writes (weights, uploaded inputs, K/V history). The whole model's logits with and without
+// it, through a prefill (gather, argmax over rows) and decode steps through the graphs
+// (rope_and_store per head, split-K attention with its prefetch, the fused head and
+// argmax_finish). One rig at a time: the option is the process's.
+TEST(CudaOverlap, ChangesNoBitOfTheLogits) {
+  LPX_REQUIRE_GPU();
+  TestHost host;
+  std::vector<std::filesystem::path> models;
+  auto smollm2 = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  ASSERT_TRUE(smollm2.has_value()) << smollm2.error();
+  models.push_back(*smollm2);
+  auto qwen = family_model("qwen2.5-0.5b", "BF16", 2);
+  ASSERT_TRUE(qwen.has_value()) << qwen.error().message;
+  models.push_back(*qwen);
+  const auto run = [&](const std::filesystem::path& model, bool overlap) {
+    ForwardRig rig(host, model, "cuda", {{"overlap", overlap}});
+    std::vector<std::vector<float>> logits;
+    std::vector<std::int32_t> next = test_prompt(100);
+    for (int step = 0; step < 20; ++step) {
+      logits.push_back(rig.feed(next));
+      next = {argmax(logits.back())};
+    }
+    return logits;
+  };
+  for (const std::filesystem::path& model : models) {
+    SCOPED_TRACE(model.filename().string());
+    const std::vector<std::vector<float>> with = run(model, true);
+    const std::vector<std::vector<float>> without = run(model, false);
+    for (std::size_t step = 0; step < with.size(); ++step) {
+      ASSERT_EQ(with[step].size(), without[step].size());
+      for (std::size_t i = 0; i < with[step].size(); ++i) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(with[step][i]),
+                  std::bit_cast<std::uint32_t>(without[step][i]))
+            << "step " << step << " logit " << i;
+      }
+    }
+  }
+}
+
 // Asked of a model it is not built for, the option is refused at load, saying why.
 TEST(CudaMegakernel, IsRefusedSayingWhyForAModelItIsNotBuiltFor) {
   LPX_REQUIRE_GPU();
