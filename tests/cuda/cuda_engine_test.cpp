@@ -229,19 +229,42 @@ TEST_P(CudaEngine, GreedyTokensMatchTheCpuWithSequencesJoiningAndLeaving) {
   EXPECT_EQ(stats.running_requests, 0u);
 }
 
+// A GPU engine on the synthetic SmolLM2-135M Q4_1 (the default model's shapes and types) with
+// `sequences` slots of `context` tokens each.
+std::unique_ptr<core::Engine> synthetic_smollm2_engine(TestHost& host,
+                                                       const std::vector<std::string>& chain,
+                                                       std::uint32_t context,
+                                                       std::uint32_t sequences,
+                                                       std::filesystem::path* model = nullptr) {
+  auto path = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  EXPECT_TRUE(path.has_value()) << path.error();
+  if (!path) return nullptr;
+  if (model != nullptr) *model = *path;
+  core::EngineConfig config;
+  config.context_size = context;
+  config.max_sequences = sequences;
+  config.kv_cache_tokens = sequences * 64 + context;
+  return host.engine(*path, "cuda", chain, config);
+}
+
+// The same bits, logit for logit.
+void expect_same_bits(const std::vector<float>& got, const std::vector<float>& expected,
+                      int step) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(expected[i]))
+        << "step " << step << " logit " << i;
+  }
+}
+
 // Every decode graph bucket (1, 2, 4, ..., 64 rows: 64 requests that leave a few at a time)
 // and decoding past position 656 (a 650-token prompt generating 24 more, admitted when a slot
 // frees): each request's greedy tokens equal the CPU's wherever the CPU's pick is certain.
 TEST(CudaEngineBuckets, GreedyTokensMatchTheCpuInEveryGraphBucketAndPastPosition656) {
   LPX_REQUIRE_GPU();
-  auto path = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
-  ASSERT_TRUE(path.has_value()) << path.error();
   TestHost host;
-  core::EngineConfig config;
-  config.context_size = 768;
-  config.max_sequences = 64;
-  config.kv_cache_tokens = 64 * 64 + 768;
-  auto gpu = host.engine(*path, "cuda", {"greedy"}, config);
+  std::filesystem::path model;
+  auto gpu = synthetic_smollm2_engine(host, {"greedy"}, 768, 64, &model);
   ASSERT_NE(gpu, nullptr);
 
   std::vector<std::vector<std::int32_t>> prompts;
@@ -263,7 +286,7 @@ TEST(CudaEngineBuckets, GreedyTokensMatchTheCpuInEveryGraphBucketAndPastPosition
   for (std::size_t i = 0; i < runs.size(); ++i) {
     ASSERT_TRUE(runs[i].error.empty()) << "request " << i << ": " << runs[i].error;
     ASSERT_EQ(runs[i].tokens.size(), requests[i].max_tokens) << "request " << i;
-    ForwardRig cpu(host, *path, "cpu", kCpuF32);
+    ForwardRig cpu(host, model, "cpu", kCpuF32);
     std::vector<std::int32_t> next = prompts[i];
     for (std::size_t s = 0; s < runs[i].tokens.size(); ++s) {
       const std::vector<float>& logits = cpu.feed(next);
@@ -286,19 +309,13 @@ TEST(CudaEngineBuckets, GreedyTokensMatchTheCpuInEveryGraphBucketAndPastPosition
 // fixed seeds that either never happens or always does.
 TEST(CudaEngineSampling, DeviceProgramsPickWhatTheHostChainPicks) {
   LPX_REQUIRE_GPU();
-  auto path = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
-  ASSERT_TRUE(path.has_value()) << path.error();
   TestHost host;
-  core::EngineConfig config;
-  config.context_size = 256;
-  config.max_sequences = 8;
-  config.kv_cache_tokens = 8 * 256;
   // The backend runs programs (else both runs would sample on the host); that this chain is a
   // program is tests/engine/sampling_program_test.cpp's, on the same plugins.
   auto backend = core::default_instance(host.registry(), "cuda");
   ASSERT_TRUE(backend.has_value()) << backend.error().message;
   ASSERT_TRUE(backend->instance->library().supports("device-sampling"));
-  auto gpu = host.engine(*path, "cuda", {"top-k", "top-p", "temperature", "dist"}, config);
+  auto gpu = synthetic_smollm2_engine(host, {"top-k", "top-p", "temperature", "dist"}, 256, 8);
   ASSERT_NE(gpu, nullptr);
 
   constexpr std::size_t kRequests = 6;
@@ -339,6 +356,20 @@ TEST(CudaEngineSampling, DeviceProgramsPickWhatTheHostChainPicks) {
   EXPECT_GT(distinct.size(), 20u);
 }
 
+// The synthetic SmolLM2-135M Q4_1, then 2-layer bf16 models of the shapes `like` names.
+std::vector<std::filesystem::path> bit_exactness_models(const std::vector<std::string>& like) {
+  std::vector<std::filesystem::path> models;
+  auto smollm2 = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  EXPECT_TRUE(smollm2.has_value()) << smollm2.error();
+  if (smollm2) models.push_back(*smollm2);
+  for (const std::string& shape : like) {
+    auto path = family_model(shape, "BF16", 2);
+    EXPECT_TRUE(path.has_value()) << path.error().message;
+    if (path) models.push_back(*path);
+  }
+  return models;
+}
+
 // The persistent decode kernel (backend option megakernel) runs the graph path's thread
 // blocks as work items: every logit of every batch-1 step must be the same bits as the graphs
 // give, past the first attention splits (positions 100-130: four chunks of 32), on a Q4_1 file
@@ -346,15 +377,8 @@ TEST(CudaEngineSampling, DeviceProgramsPickWhatTheHostChainPicks) {
 TEST(CudaMegakernel, GivesTheGraphsLogitsBitForBit) {
   LPX_REQUIRE_GPU();
   TestHost host;
-  std::vector<std::filesystem::path> models;
-  auto smollm2 = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
-  ASSERT_TRUE(smollm2.has_value()) << smollm2.error();
-  models.push_back(*smollm2);
-  for (const char* like : {"llama-3.2-1b", "qwen2.5-0.5b"}) {
-    auto path = family_model(like, "BF16", 2);
-    ASSERT_TRUE(path.has_value()) << path.error().message;
-    models.push_back(*path);
-  }
+  const auto models = bit_exactness_models({"llama-3.2-1b", "qwen2.5-0.5b"});
+  ASSERT_EQ(models.size(), 3u);
   for (const std::filesystem::path& model : models) {
     SCOPED_TRACE(model.filename().string());
     ForwardRig graphs(host, model, "cuda");
@@ -362,12 +386,8 @@ TEST(CudaMegakernel, GivesTheGraphsLogitsBitForBit) {
     std::vector<std::int32_t> next = test_prompt(100);
     for (int step = 0; step < 30; ++step) {
       const std::vector<float> expected = graphs.feed(next);
-      const std::vector<float>& got = megakernel.feed(next);
-      ASSERT_EQ(got.size(), expected.size());
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(expected[i]))
-            << "step " << step << " logit " << i;
-      }
+      expect_same_bits(megakernel.feed(next), expected, step);
+      if (HasFatalFailure()) return;
       next = {argmax(expected)};
     }
   }
@@ -382,13 +402,8 @@ TEST(CudaMegakernel, GivesTheGraphsLogitsBitForBit) {
 TEST(CudaOverlap, ChangesNoBitOfTheLogits) {
   LPX_REQUIRE_GPU();
   TestHost host;
-  std::vector<std::filesystem::path> models;
-  auto smollm2 = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
-  ASSERT_TRUE(smollm2.has_value()) << smollm2.error();
-  models.push_back(*smollm2);
-  auto qwen = family_model("qwen2.5-0.5b", "BF16", 2);
-  ASSERT_TRUE(qwen.has_value()) << qwen.error().message;
-  models.push_back(*qwen);
+  const auto models = bit_exactness_models({"qwen2.5-0.5b"});
+  ASSERT_EQ(models.size(), 2u);
   const auto run = [&](const std::filesystem::path& model, bool overlap) {
     ForwardRig rig(host, model, "cuda", {{"overlap", overlap}});
     std::vector<std::vector<float>> logits;
@@ -404,12 +419,8 @@ TEST(CudaOverlap, ChangesNoBitOfTheLogits) {
     const std::vector<std::vector<float>> with = run(model, true);
     const std::vector<std::vector<float>> without = run(model, false);
     for (std::size_t step = 0; step < with.size(); ++step) {
-      ASSERT_EQ(with[step].size(), without[step].size());
-      for (std::size_t i = 0; i < with[step].size(); ++i) {
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(with[step][i]),
-                  std::bit_cast<std::uint32_t>(without[step][i]))
-            << "step " << step << " logit " << i;
-      }
+      expect_same_bits(without[step], with[step], static_cast<int>(step));
+      if (HasFatalFailure()) return;
     }
   }
 }
