@@ -30,6 +30,14 @@ __host__ __device__ inline std::int32_t argmax_key_index(unsigned long long key)
 }
 
 #if defined(__CUDACC__)
+// The token a row's key names, and the key made empty again for the next step. A key never
+// raised (its product refused, filled with NaN) gives 0, as argmax_rows gives for NaNs.
+__device__ __forceinline__ std::int32_t take_argmax(unsigned long long* key) {
+  const unsigned long long value = *key;
+  *key = 0;
+  return value == 0 ? 0 : argmax_key_index(value);
+}
+
 // Raises *target to at least key; reads first, so that once a large key is in place most
 // blocks skip the atomic (one address that every block of the head GEMV would otherwise hit).
 __device__ __forceinline__ void raise_key(unsigned long long* target, unsigned long long key) {

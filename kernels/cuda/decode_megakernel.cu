@@ -24,6 +24,7 @@
 
 #include "cuda/argmax_key.cuh"
 #include "cuda/attention_block.cuh"
+#include "cuda/dequantize_block.cuh"
 #include "cuda/gemv_block.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/quant_blocks.cuh"
@@ -82,32 +83,19 @@ __device__ void run_gemv(const GemvPlan& p) {
   }
 }
 
-// The token's embedding row, dequantized exactly (as embed_rows), spread over the whole grid.
-// A token outside the vocabulary gives a row of NaN, as embed_rows does.
+// The token's embedding row, spread over the whole grid: embed_rows' own thread body (a token
+// outside the vocabulary gives a row of NaN, as there).
 template <typename F>
 __device__ void embed(const MegakernelStep& s) {
+  const dequantize_kernels::DequantArgs a{
+      static_cast<const std::uint8_t*>(s.token_embd.data), s.token_embd.row_bytes,
+      s.token_embd.columns, dequantize_kernels::RowSource{s.tokens, 0, s.token_embd.rows}, 1};
   const int units = static_cast<int>(s.token_embd.columns / F::kBlockElements * F::kUnitsPerBlock);
-  const std::int32_t token = s.tokens[0];
-  const bool valid = token >= 0 && token < s.token_embd.rows;
-  const auto* row = static_cast<const std::uint8_t*>(s.token_embd.data) +
-                    static_cast<std::size_t>(valid ? token : 0) * s.token_embd.row_bytes;
-  for (int u = static_cast<int>(blockIdx.x * kThreads + threadIdx.x); u < units;
-       u += static_cast<int>(gridDim.x) * kThreads) {
-    const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
-    float* out = s.x + static_cast<std::int64_t>(block) * F::kBlockElements;
-    const typename F::Unit unit =
-        F::load(row + static_cast<std::size_t>(block) * F::kBlockBytes, sub);
-#pragma unroll
-    for (int g = 0; g < F::kGroups; ++g) {
-      float4 v = F::decode(unit, g);
-      if (!valid) v = make_float4(__int_as_float(0x7FC00000), __int_as_float(0x7FC00000),
-                                  __int_as_float(0x7FC00000), __int_as_float(0x7FC00000));
-      *reinterpret_cast<float4*>(out + F::group_column(sub, g)) = v;
-    }
-  }
+  dequantize_kernels::dequantize_units_body<F>(
+      a, units, s.x, blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x,
+      static_cast<std::int64_t>(gridDim.x) * kThreads);
 }
 
-// FL: every layer matrix's format; FH: the head's; FE: the embedding's.
 // Five resident blocks per SM (at most 102 registers): attention alone takes 80, the GEMV
 // wants as many loads in flight as it can get.
 template <typename FL, typename FH, typename FE>
@@ -147,9 +135,7 @@ __global__ void __launch_bounds__(kThreads, 5)
   run_gemv<FH>(*head);
   grid.sync();
   if (blockIdx.x == 0 && threadIdx.x == 0) {  // argmax_finish's work, for the one row
-    const unsigned long long key = s.head.out.argmax_keys[0];
-    s.picked[0] = key == 0 ? 0 : detail::argmax_key_index(key);
-    s.head.out.argmax_keys[0] = 0;
+    s.picked[0] = detail::take_argmax(s.head.out.argmax_keys);
   }
 }
 

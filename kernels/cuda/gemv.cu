@@ -18,8 +18,8 @@
 //    activation rows, and the blocks of the same weight rows are consecutive in the grid, so
 //    they run together and the weights come from DRAM about once (the others hit L2).
 //  - The output head can apply the logit scale and soft cap and keep each activation row's
-//    argmax as a 64-bit atomic maximum (argmax_key.cuh): a block reduces its keys per warp
-//    and raises the row's key only when it beats the one already there.
+//    argmax as a 64-bit atomic maximum (argmax_key.cuh): a block reduces its keys in shared
+//    memory and raises the row's key only when it beats the one already there.
 //  - A weight may be several matrices stacked by rows (a layer's q, k and v): each part's rows
 //    go to its own output buffer with its bias added (GemvOutput), so they cost one launch.
 //  - Fusions that save whole launches of the decode step, at no extra pass over memory: the
@@ -47,6 +47,7 @@
 #include <cstdint>
 
 #include "cuda/dependent_launch.cuh"
+#include "cuda/dequantize_block.cuh"
 #include "cuda/elementwise_math.cuh"
 #include "cuda/gemv_block.cuh"
 #include "cuda/launch.hpp"
@@ -211,67 +212,20 @@ bool with_format(std::int32_t type, Fn&& fn) {
 
 // ---- dequantization ------------------------------------------------------------------------
 
-// Output row i of a dequantization is weight row tokens[i], or row_begin + i without tokens;
-// a token outside [0, rows) gives a row of NaN.
-struct RowSource {
-  const std::int32_t* tokens;
-  std::int64_t row_begin;
-  std::int64_t rows;  // of the weight
-  __device__ std::int64_t operator()(std::int64_t i) const {
-    if (tokens == nullptr) return row_begin + i;
-    const std::int64_t token = __ldg(tokens + i);
-    return token >= 0 && token < rows ? token : -1;
-  }
-};
+using dequantize_kernels::DequantArgs;
+using dequantize_kernels::RowSource;
+using dequantize_kernels::store_value;
 
-__device__ __forceinline__ void store_value(float* p, float v) { *p = v; }
-__device__ __forceinline__ void store_value(__half* p, float v) {
-  *p = __ushort_as_half(q::f32_to_f16_bits(v));
-}
-__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
-__device__ __forceinline__ void store4(__half* p, float4 v) {  // p is 8-aligned
-  const std::uint32_t lo = q::f32_to_f16_bits(v.x) | (std::uint32_t{q::f32_to_f16_bits(v.y)} << 16);
-  const std::uint32_t hi = q::f32_to_f16_bits(v.z) | (std::uint32_t{q::f32_to_f16_bits(v.w)} << 16);
-  *reinterpret_cast<uint2*>(p) = make_uint2(lo, hi);
-}
-
-struct DequantArgs {
-  const std::uint8_t* data;
-  std::size_t row_bytes;
-  std::int64_t columns;
-  RowSource source;
-  std::int64_t out_rows;
-};
-
-// One thread per unit of an output row; out is 16-aligned, columns a whole number of units.
-// The dequantization kernels are launched plainly (they wait for everything before them) but
-// let the next kernel launch early: after the embedding, the first layer's GEMV starts asking
-// L2 for its weights while the rows are still being written.
+// One thread per unit of an output row (dequantize_block.cuh); out is 16-aligned, columns a
+// whole number of units. The dequantization kernels are launched plainly (they wait for
+// everything before them) but let the next kernel launch early: after the embedding, the
+// first layer's GEMV starts asking L2 for its weights while the rows are still being written.
 template <typename F, typename Out>
 __global__ void __launch_bounds__(kThreads) dequantize_units(DequantArgs a, int units, Out* out) {
   detail::allow_next_kernel();
-  const std::int64_t total = a.out_rows * units;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < total;
-       i += static_cast<std::int64_t>(gridDim.x) * kThreads) {
-    const std::int64_t out_row = i / units;
-    const int u = static_cast<int>(i % units);
-    const int block = u / F::kUnitsPerBlock, sub = u % F::kUnitsPerBlock;
-    Out* o = out + out_row * a.columns + static_cast<std::int64_t>(block) * F::kBlockElements;
-    const std::int64_t row = a.source(out_row);
-    if (row < 0) {
-      const float nan = __uint_as_float(0x7FC00000u);
-#pragma unroll
-      for (int g = 0; g < F::kGroups; ++g) {
-        store4(o + F::group_column(sub, g), make_float4(nan, nan, nan, nan));
-      }
-      continue;
-    }
-    const typename F::Unit unit = F::load(a.data + static_cast<std::size_t>(row) * a.row_bytes +
-                                              static_cast<std::size_t>(block) * F::kBlockBytes,
-                                          sub);
-#pragma unroll
-    for (int g = 0; g < F::kGroups; ++g) store4(o + F::group_column(sub, g), F::decode(unit, g));
-  }
+  dequantize_kernels::dequantize_units_body<F>(
+      a, units, out, blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x,
+      static_cast<std::int64_t>(gridDim.x) * kThreads);
 }
 
 // One thread per element; any alignment, any columns.

@@ -181,16 +181,14 @@ __device__ __forceinline__ void finish_rows(const GemvArgs& a, float (&dot)[kRow
   }
 }
 
-// The fast kernel: units, kRows rows per group, kBatch activation rows. Register budget: 64
-// for batches of 1 or 2 (8 blocks, 32 warps per SM, to keep many loads in flight), 128 above
-// (the compiler uses them to hoist the activation loads; a few bytes of spill at batch 7-8).
-// kGrouped: batch_groups groups of kBatch activation rows, from activation row first_batch_row
-// on, in one launch: block i serves row block i / batch_groups for group i % batch_groups, so
-// the blocks that read the same weight rows run side by side and all but the first find them
-// in L2 -- each weight comes from memory about once per call. (A separate instantiation: the
-// offsets cost registers the single-group kernels, batch 1 above all, need for loads.)
-// This is the body for thread block `block_index`: blockIdx.x in gemv.cu's kernel, a work item
-// of the persistent decode kernel (decode_megakernel.cu).
+// The fast kernel's body for thread block `block_index` (blockIdx.x in gemv.cu's kernel, whose
+// launch bounds set the register budget; a work item of the persistent decode kernel): units,
+// kRows rows per group, kBatch activation rows. kGrouped: batch_groups groups of kBatch
+// activation rows, from activation row first_batch_row on, in one launch: block i serves row
+// block i / batch_groups for group i % batch_groups, so the blocks that read the same weight
+// rows run side by side and all but the first find them in L2 -- each weight comes from memory
+// about once per call. (A separate instantiation: the offsets cost registers the single-group
+// kernels, batch 1 above all, need for loads.)
 template <typename F, int kBatch, int kRows, bool kGrouped>
 __device__ __forceinline__ void gemv_units_block(const GemvArgs& a, int units, int group_threads,
                                                  int batch_groups, int first_batch_row,

@@ -66,10 +66,7 @@ __global__ void argmax_finish_kernel(unsigned long long* keys, int rows, std::in
   detail::allow_next_kernel();  // launched as a dependent (dependent_launch.cuh)
   detail::wait_for_previous_kernel();
   for (int b = static_cast<int>(threadIdx.x); b < rows; b += static_cast<int>(blockDim.x)) {
-    // A key never raised (the head refused its output and filled it with NaN) gives 0, as
-    // argmax_rows gives for a row of NaNs.
-    out[b] = keys[b] == 0 ? 0 : detail::argmax_key_index(keys[b]);
-    keys[b] = 0;  // the empty maximum, for the next step's GEMV
+    out[b] = detail::take_argmax(keys + b);
   }
 }
 

@@ -80,14 +80,14 @@ void DenseDeviceModel::prepare_megakernel() {
   check_cuda(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device_.index),
              "cudaDeviceGetAttribute");
   if (cooperative == 0) refuse(device_name_ + " has no cooperative launch");
-  const k::MegakernelStep step = megakernel_step();
+  megakernel_step_ = megakernel_step();  // every pointer fixed: built once, used every step
   const std::vector<k::MegakernelLayer> layers = megakernel_layers();
-  const std::string why = k::megakernel_unsupported(step, layers);
+  const std::string why = k::megakernel_unsupported(megakernel_step_, layers);
   if (!why.empty()) refuse(why);
   megakernel_plan_ = DeviceArray<std::uint8_t>(k::megakernel_plan_bytes(layers.size()),
                                                "the persistent kernel's plan");
-  megakernel_launch_ =
-      k::megakernel_prepare(step, layers, megakernel_plan_.get(), device_.multiprocessors, stream_);
+  megakernel_launch_ = k::megakernel_prepare(megakernel_step_, layers, megakernel_plan_.get(),
+                                             device_.multiprocessors, stream_);
   check_cuda(megakernel_launch_.status, "preparing the persistent decode kernel");
   if (megakernel_launch_.grid <= 0) refuse("its blocks do not fit on " + device_name_);
 }
@@ -99,7 +99,7 @@ bool DenseDeviceModel::runs_megakernel(const lpx_forward_args& a) const noexcept
 
 void DenseDeviceModel::run_megakernel(const StepShape& shape) {
   upload_inputs(shape, 1, shape.table_blocks);
-  check_cuda(k::decode_megakernel(megakernel_step(), megakernel_plan_.get(), megakernel_launch_,
+  check_cuda(k::decode_megakernel(megakernel_step_, megakernel_plan_.get(), megakernel_launch_,
                                   stream_),
              "launching the persistent decode kernel (" +
                  std::to_string(megakernel_launch_.grid) + " blocks)");

@@ -160,8 +160,9 @@ class DenseDeviceModel final : public lpx::DeviceModel {
 
   std::map<std::pair<int, bool>, cudaGraphExec_t> graphs_;  // (bucket, programs) -> the step
 
-  // The persistent kernel, when asked for: its plan (device) and launch.
+  // The persistent kernel, when asked for: its step's arguments, its plan (device), its launch.
   bool use_megakernel_;
+  kernels::cuda::MegakernelStep megakernel_step_;
   DeviceArray<std::uint8_t> megakernel_plan_;
   kernels::cuda::MegakernelLaunch megakernel_launch_;
 };
