@@ -51,7 +51,6 @@
 namespace lpx::kernels::cuda {
 namespace {
 
-using attention_kernels::kMaxGridYZ;
 using attention_kernels::kThreads;
 
 template <int D>
@@ -104,11 +103,7 @@ std::size_t attention_partial_floats(int max_rows, int n_heads, int head_dim,
 
 void attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.n_rows <= 0) return;
-  const bool shape_ok = a.n_heads > 0 && a.n_kv_heads > 0 && a.n_heads % a.n_kv_heads == 0 &&
-                        a.n_kv_heads <= kMaxGridYZ && a.block_size > 0 && a.splits > 0 &&
-                        a.splits <= kMaxAttentionSplits &&
-                        (a.splits == 1 || (a.partial != nullptr && a.chunk_counters != nullptr));
-  if (!shape_ok) {
+  if (!attention_kernels::attention_args_valid(a)) {
     detail::report_invalid_arguments(stream);
     return;
   }

@@ -263,4 +263,13 @@ __device__ __forceinline__ void attention_block(const AttentionArgs& a, int row,
   }
 }
 
+// The arguments attention() launches the kernel for (head sizes aside): checked by it at each
+// launch and by the persistent kernel once at load.
+inline bool attention_args_valid(const AttentionArgs& a) {
+  return a.n_heads > 0 && a.n_kv_heads > 0 && a.n_heads % a.n_kv_heads == 0 &&
+         a.n_kv_heads <= kMaxGridYZ && a.block_size > 0 && a.splits > 0 &&
+         a.splits <= kMaxAttentionSplits &&
+         (a.splits == 1 || (a.partial != nullptr && a.chunk_counters != nullptr));
+}
+
 }  // namespace lpx::kernels::cuda::attention_kernels

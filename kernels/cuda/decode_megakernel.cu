@@ -228,17 +228,13 @@ std::string megakernel_unsupported(const MegakernelStep& step,
       return at + "needs stacked q/k/v, interleaved gate/up and projections added to the "
                   "residual stream (no post-norms, no residual scale)";
     }
+    // What attention() and rope_and_store() check at each launch, checked once here.
     rope_kernels::RopeShape shape{};
-    if (!rope_kernels::rope_shape(l.rope_args, l.attention.head_dim, shape)) {
+    if (!rope_kernels::rope_store_valid(l.rope, l.rope_args, shape)) {
       return at + "rope arguments the kernels refuse";
     }
-    // What attention() and rope_and_store() check at each launch, checked once here.
-    const AttentionArgs& a = l.attention;
-    if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0 || a.splits <= 0 ||
-        a.splits > kMaxAttentionSplits || a.block_size <= 0 ||
-        (a.splits > 1 && (a.partial == nullptr || a.chunk_counters == nullptr)) ||
-        l.rope.q_heads + l.rope.kv_heads > 65535) {
-      return at + "attention or rope arguments the kernels refuse";
+    if (!attention_kernels::attention_args_valid(l.attention)) {
+      return at + "attention arguments the kernels refuse";
     }
     if (l.attention.n_rows != 1 || l.rope.rows != 1) return at + "batch 1 only";
   }

@@ -269,11 +269,7 @@ void rope(float* x, int rows, int heads, int head_dim, const std::int32_t* posit
 void rope_and_store(const RopeStoreArgs& a, const RopeArgs& args, cudaStream_t stream) {
   if (a.rows <= 0) return;
   RopeShape shape{};
-  if (a.q_heads <= 0 || a.kv_heads <= 0 || a.head_dim <= 0 || !rope_shape(args, a.head_dim, shape)) {
-    detail::report_invalid_arguments(stream);
-    return;
-  }
-  if (a.q_heads + a.kv_heads > 65535) {  // gridDim.y
+  if (!rope_kernels::rope_store_valid(a, args, shape)) {
     detail::report_invalid_arguments(stream);
     return;
   }

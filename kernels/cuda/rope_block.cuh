@@ -124,4 +124,12 @@ inline bool rope_shape(const RopeArgs& args, int head_dim, RopeShape& shape) {
   return true;
 }
 
+// The arguments rope_and_store() launches its kernel for, turned into `shape`: checked by it at
+// each launch and by the persistent kernel once at load.
+inline bool rope_store_valid(const RopeStoreArgs& a, const RopeArgs& args, RopeShape& shape) {
+  return a.q_heads > 0 && a.kv_heads > 0 && a.head_dim > 0 &&
+         a.q_heads + a.kv_heads <= 65535 &&  // gridDim.y
+         rope_shape(args, a.head_dim, shape);
+}
+
 }  // namespace lpx::kernels::cuda::rope_kernels
