@@ -26,12 +26,22 @@ Expected<Backend> Backend::adopt(std::shared_ptr<PluginInstance> instance) {
     return invalid_argument("backend '" + name +
                       "' has some but not all of model_load, model_forward and model_free");
   }
+  if ((api.model_enqueue == nullptr) != (api.model_wait == nullptr) ||
+      (api.model_enqueue != nullptr && !device_entries[0])) {
+    return invalid_argument("backend '" + name +
+                            "' has model_enqueue and model_wait only as a pair, beside "
+                            "model_load, model_forward and model_free");
+  }
   for (const auto& [entry, entry_name] : required) {
     if (entry == nullptr) {
       return invalid_argument("backend '" + name + "' lacks the required entry '" + entry_name + "'");
     }
   }
   return Backend(std::move(instance), &api, name);
+}
+
+bool Backend::has_queued_steps() const {
+  return api_->model_enqueue != nullptr && instance_->library().supports("queued-steps");
 }
 
 bool Backend::has_device_sampling() const {
@@ -112,6 +122,14 @@ lpx_device_model* Backend::load_model(const lpx_transformer_desc& desc,
 
 void Backend::forward(lpx_device_model* model, const lpx_forward_args& args) {
   check(api_->model_forward(instance_->raw(), model, &args), "forward");
+}
+
+void Backend::enqueue(lpx_device_model* model, const lpx_forward_args& args) {
+  check(api_->model_enqueue(instance_->raw(), model, &args), "enqueue");
+}
+
+void Backend::wait(lpx_device_model* model) {
+  check(api_->model_wait(instance_->raw(), model), "step");
 }
 
 void Backend::free_model(lpx_device_model* model) noexcept {

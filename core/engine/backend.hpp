@@ -51,6 +51,11 @@ class Backend {
   // The model on the device; throws EngineError with the backend's reason (out of memory...).
   lpx_device_model* load_model(const lpx_transformer_desc& desc, lpx_device_model_info& info);
   void forward(lpx_device_model* model, const lpx_forward_args& args);
+  // Queued steps (ABI 2.8): whether the backend has them and says they overlap (capability
+  // "queued-steps": model_enqueue returns before the step has run), and the two calls.
+  bool has_queued_steps() const;
+  void enqueue(lpx_device_model* model, const lpx_forward_args& args);
+  void wait(lpx_device_model* model);
   void free_model(lpx_device_model* model) noexcept;
 
  private:

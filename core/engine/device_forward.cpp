@@ -16,6 +16,7 @@ DeviceForward::DeviceForward(const TransformerModel& model, Backend& backend,
                              std::uint32_t max_sequences, std::uint32_t max_context)
     : backend_(backend),
       device_sampling_(backend.has_device_sampling()),
+      queued_steps_(backend.has_queued_steps()),
       n_vocab_(model.desc().n_vocab),
       table_stride_(cache.blocks_for(max_context)) {
   lpx_transformer_desc desc = model.desc();
@@ -52,8 +53,27 @@ void DeviceForward::pick_tokens(const Batch& batch, const lpx_sampling_program* 
   forward(batch, nullptr, tokens, programs);
 }
 
+void DeviceForward::queue_picks(const Batch& batch, const lpx_sampling_program* programs,
+                                const std::int32_t* previous_outputs, std::int32_t* tokens) {
+  if (programs != nullptr && !device_sampling_) {
+    throw EngineError("backend '" + backend_.name() + "' cannot run sampling programs");
+  }
+  lpx_forward_args args = arguments(batch, nullptr, tokens, programs);
+  args.previous_outputs = previous_outputs;
+  backend_.enqueue(model_, args);
+}
+
+void DeviceForward::collect() { backend_.wait(model_); }
+
 void DeviceForward::forward(const Batch& batch, float* logits, std::int32_t* tokens,
                             const lpx_sampling_program* programs) {
+  const lpx_forward_args args = arguments(batch, logits, tokens, programs);
+  backend_.forward(model_, args);
+}
+
+lpx_forward_args DeviceForward::arguments(const Batch& batch, float* logits,
+                                          std::int32_t* tokens,
+                                          const lpx_sampling_program* programs) {
   const auto n_sequences = static_cast<std::uint32_t>(batch.sequences.size());
   for (std::uint32_t s = 0; s < n_sequences; ++s) {
     const BatchSequence& sequence = batch.sequences[s];
@@ -78,7 +98,7 @@ void DeviceForward::forward(const Batch& batch, float* logits, std::int32_t* tok
   args.logits = logits;
   args.argmax = tokens;
   args.sampling = programs;
-  backend_.forward(model_, args);
+  return args;
 }
 
 }  // namespace lpx::core

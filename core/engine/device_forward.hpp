@@ -34,11 +34,19 @@ class DeviceForward final : public ForwardPass {
   bool has_device_sampling() const noexcept override { return device_sampling_; }
   void pick_tokens(const Batch& batch, const lpx_sampling_program* programs,
                    std::int32_t* tokens) override;
+  bool can_queue() const noexcept override { return queued_steps_; }
+  void queue_picks(const Batch& batch, const lpx_sampling_program* programs,
+                   const std::int32_t* previous_outputs, std::int32_t* tokens) override;
+  void collect() override;
 
   // What the device holds, for the engine's start-up log line.
   std::string describe() const;
 
  private:
+  // The step's lpx_forward_args (block tables staged in the members below, which the backend
+  // has read when forward or enqueue returns).
+  lpx_forward_args arguments(const Batch& batch, float* logits, std::int32_t* tokens,
+                             const lpx_sampling_program* programs);
   void forward(const Batch& batch, float* logits, std::int32_t* tokens,
                const lpx_sampling_program* programs);
 
@@ -47,6 +55,7 @@ class DeviceForward final : public ForwardPass {
   lpx_device_model_info info_{};
   std::string device_name_;
   bool device_sampling_;
+  bool queued_steps_;  // the backend has model_enqueue / model_wait
   std::uint32_t n_vocab_;
   std::uint32_t table_stride_;  // blocks of the longest possible sequence
   std::vector<std::uint32_t> sequence_rows_;

@@ -106,6 +106,12 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
   picked_tokens_.resize(config_.max_sequences);
   draft_jobs_.reserve(config_.max_sequences);
   programs_.resize(config_.max_sequences);
+  // The same capacities as batch_'s: a queued step's batch becomes batch_ (swapped).
+  next_batch_.reserve(config_.batch_tokens, config_.max_sequences * (1 + config_.max_draft));
+  next_requests_.reserve(output_rows);
+  next_picks_.resize(config_.max_sequences);
+  next_programs_.resize(config_.max_sequences);
+  previous_outputs_.resize(config_.max_sequences);
   intake_ = std::make_unique<RequestIntake>(
       *parts_.tokenizer, parts_.chat_template ? &*parts_.chat_template : nullptr,
       parts_.chat_template_origin, *parts_.samplers, *cache_, config_, h_.n_vocab, draft_model_.get(),

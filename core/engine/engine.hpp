@@ -100,6 +100,12 @@ class Engine {
     return total;
   }
 
+  // Steps queued on the device behind the step before them (EngineConfig::overlap_steps):
+  // the steps the device ran without waiting for the host.
+  std::uint64_t steps_queued_behind() const noexcept {
+    return steps_queued_behind_.load(std::memory_order_relaxed);
+  }
+
   // Prompt tokens for `request` as the engine would run it (for --ids style tools and tests).
   Expected<std::vector<std::int32_t>> prompt_tokens(const lpx_request& request) const;
 
@@ -120,7 +126,33 @@ class Engine {
   // Where this step's tokens are picked: on the host from the logits, or on the device (greedy,
   // or every row's sampling program) when no row needs its logits, so only token ids cross.
   enum class TokenPick { host, device_greedy, device_program };
-  TokenPick token_pick() const;
+  TokenPick token_pick() const;  // for batch_requests_
+  // After a step: the request's decoded row `token` is in its cache.
+  static void record_decoded(Request& r, std::int32_t token);
+  // After a step: prompt blocks published, blocks out of every window given back.
+  void after_step();
+  // Each output row's token to its request (batch_requests_; picked_tokens_ or logits_).
+  void deliver_picks();
+  // Draws each request's next sampling program.
+  static void next_programs(const std::vector<Request*>& requests,
+                            std::vector<lpx_sampling_program>& programs);
+  // Finished requests leave the running list (and any queued step's rows), under mutex_.
+  void drop_finished();
+
+  // Queued steps (EngineConfig::overlap_steps; engine_queued_step.cpp). batch_ runs queued
+  // when every row is its sequence's only row and an output row, picked on the device; the
+  // step after it is queued behind it while it runs when it is the same rows one position
+  // on, so the device goes from step to step without waiting for the host.
+  bool queues_batch() const;
+  bool queue_batch();  // false when it failed (its requests ended with the error)
+  // With batch_ queued: queues its successor (next_batch_) behind it when it may follow, then
+  // collects batch_.
+  void advance_queue();
+  bool successor_may_follow() const;
+  // Completes batch_: records it, delivers its picks; the successor (when queued) becomes
+  // batch_.
+  void collect_queued(bool successor);
+  void fail_queued(const std::exception& e);  // batch_'s requests end with the error
   // Reports the request's result and releases it (engine thread).
   void finish(Request& request, const Ending& ending);
 
@@ -141,6 +173,15 @@ class Engine {
   std::vector<float> logits_;             // max_sequences x n_vocab
   std::vector<std::int32_t> picked_tokens_;  // max_sequences: tokens picked on the device
   std::vector<lpx_sampling_program> programs_;  // max_sequences: what the device runs to pick
+  TokenPick pick_ = TokenPick::host;  // how batch_'s tokens are picked
+  bool queued_ = false;  // batch_ is queued on the device, its picks not yet read
+  // The step queued behind batch_: its rows (tokens from batch_'s picks), requests (NULL once
+  // ended), picks, programs, and per row the output of batch_ its token comes from.
+  Batch next_batch_;
+  std::vector<Request*> next_requests_;
+  std::vector<std::int32_t> next_picks_;
+  std::vector<lpx_sampling_program> next_programs_;
+  std::vector<std::int32_t> previous_outputs_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // the engine thread: work arrived or stop
@@ -154,6 +195,7 @@ class Engine {
   std::atomic<std::uint64_t> draft_tokens_{0};     // drafted and verified
   std::atomic<std::uint64_t> accepted_tokens_{0};  // of those, confirmed by the model
   std::atomic<std::uint64_t> steps_{0};
+  std::atomic<std::uint64_t> steps_queued_behind_{0};
   std::thread thread_;
 };
 

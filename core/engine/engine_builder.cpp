@@ -194,6 +194,9 @@ Expected<std::unique_ptr<Engine>> build_model_engine(const Pipeline& pipeline,
   if (auto it = pipeline.engine.values.find("prefix_cache"); it != pipeline.engine.values.end()) {
     inputs.config.prefix_cache = std::get<bool>(it->second);
   }
+  if (auto it = pipeline.engine.values.find("overlap_steps"); it != pipeline.engine.values.end()) {
+    inputs.config.overlap_steps = std::get<bool>(it->second);
+  }
   const auto& spec = pipeline.speculative.values;
   const auto mode = spec.find("mode");
   if (mode != spec.end() && std::get<std::string>(mode->second) != "off") {

@@ -25,6 +25,12 @@ struct EngineConfig {
   // new request maps the longest cached run of its prompt instead of computing it ([engine]
   // prefix_cache; docs/engine.md).
   bool prefix_cache = true;
+  // Device models whose backend queues steps (ABI 2.8): while every running sequence decodes
+  // with its token picked on the device, step N + 1 is queued before step N's tokens are read,
+  // its tokens taken from N's picks on the device, so the device never waits for the host
+  // ([engine] overlap_steps; docs/engine.md). A sequence that ends at step N loses its row of
+  // N + 1, computed in vain.
+  bool overlap_steps = true;
   // Speculative decoding ([speculative]): each decoding sequence drafts up to max_draft tokens
   // that the step verifies with the model beside its next token; 0: off. Drafts come from the
   // sequence's own text (mode "ngram", ngram_draft.hpp), or from a draft model when the engine

@@ -3,6 +3,7 @@
 // message and code, and Engine::create returns it as a Status.
 #pragma once
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -20,5 +21,13 @@ class EngineError : public std::runtime_error {
  private:
   lpx_status_code code_;
 };
+
+// The code a failed step's exception carries: the backend's own (a lost device stays
+// UNAVAILABLE, not INTERNAL), out of memory, or internal.
+inline lpx_status_code status_code_of(const std::exception& e) {
+  if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) return engine_error->code();
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return LPX_ERR_OUT_OF_MEMORY;
+  return LPX_ERR_INTERNAL;
+}
 
 }  // namespace lpx::core

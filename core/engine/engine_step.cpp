@@ -10,34 +10,17 @@
 #include <new>
 
 namespace lpx::core {
-namespace {
-
-// What a decoding request may still generate, the next token included: the positions it
-// reserved (prompt + max_tokens, or the context) less those already used.
-std::uint32_t tokens_left(const Request& r) {
-  const std::uint64_t used = std::uint64_t{r.prompt.size()} + r.generated;
-  return r.positions_needed > used ? static_cast<std::uint32_t>(r.positions_needed - used) : 1;
-}
-
-// The code a failed kernel's exception carries: the backend's own (a lost device stays
-// UNAVAILABLE, not INTERNAL), out of memory, or internal.
-lpx_status_code status_code_of(const std::exception& e) {
-  if (const auto* engine_error = dynamic_cast<const EngineError*>(&e)) return engine_error->code();
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return LPX_ERR_OUT_OF_MEMORY;
-  return LPX_ERR_INTERNAL;
-}
-
-}  // namespace
 
 void Engine::loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || scheduler_->has_work(); });
+      // A queued step is collected even when its requests have all ended since.
+      wake_.wait(lock, [&] { return stopping_ || scheduler_->has_work() || queued_; });
       if (stopping_) scheduler_->cancel_all();
       // Cancelled waiting requests end in the next step; the rest are admitted while they fit.
       scheduler_->admit_waiting();
-      if (stopping_ && scheduler_->nothing_running()) return;
+      if (stopping_ && scheduler_->nothing_running() && !queued_) return;
     }
     step();
   }
@@ -60,7 +43,8 @@ Engine::TokenPick Engine::token_pick() const {
 }
 
 void Engine::step() {
-  // Requests cancelled since the last step end before any work is done for them.
+  // Requests cancelled since the last step end before any work is done for them (a queued
+  // step's row of theirs is computed in vain).
   for (auto& owned : scheduler_->running()) {
     if (!owned->admission_error.empty()) {
       finish(*owned, {LPX_FINISH_ERROR, owned->admission_error, LPX_ERR_RESOURCE_EXHAUSTED});
@@ -68,23 +52,26 @@ void Engine::step() {
       finish(*owned, {LPX_FINISH_CANCELLED});
     }
   }
-  {
-    std::lock_guard lock(mutex_);
-    scheduler_->drop_finished();
+  drop_finished();
+  if (queued_) {  // the step queued behind the last one (engine_queued_step.cpp)
+    advance_queue();
+    return;
   }
   if (config_.max_draft > 0) draft_tokens();  // host picks only: create() refuses device models
   scheduler_->plan(batch_, batch_requests_);
   if (batch_.rows() == 0) return;
-  const TokenPick pick = token_pick();
+  pick_ = token_pick();
+  if (queues_batch()) {
+    if (queue_batch()) advance_queue();
+    return;
+  }
   try {
-    if (pick == TokenPick::host) {
+    if (pick_ == TokenPick::host) {
       forward_->run(batch_, logits_.data());
-    } else if (pick == TokenPick::device_greedy) {
+    } else if (pick_ == TokenPick::device_greedy) {
       forward_->pick_tokens(batch_, nullptr, picked_tokens_.data());
     } else {
-      for (std::size_t o = 0; o < batch_requests_.size(); ++o) {
-        batch_requests_[o]->sampler->next_program(programs_[o]);
-      }
+      next_programs(batch_requests_, programs_);
       forward_->pick_tokens(batch_, programs_.data(), picked_tokens_.data());
     }
   } catch (const std::exception& e) {
@@ -98,8 +85,7 @@ void Engine::step() {
         }
       }
     }
-    std::lock_guard lock(mutex_);
-    scheduler_->drop_finished();
+    drop_finished();
     return;
   }
   // Record what the step computed, then sample where logits came out.
@@ -110,8 +96,7 @@ void Engine::step() {
       if (r.decoding()) {
         // Its next token; drafts (its later one-row runs) are recorded as the model confirms
         // them (below).
-        r.sequence->decoded_from = std::min(r.sequence->decoded_from, r.sequence->tokens.size());
-        r.sequence->tokens.push_back(batch_.tokens[bs.first_row]);
+        record_decoded(r, batch_.tokens[bs.first_row]);
         break;
       }
       for (std::uint32_t i = 0; i < bs.n_rows; ++i) r.sequence->tokens.push_back(batch_.tokens[bs.first_row + i]);
@@ -122,22 +107,47 @@ void Engine::step() {
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);
+  after_step();
+  deliver_picks();
+  drop_finished();
+}
+
+void Engine::record_decoded(Request& r, std::int32_t token) {
+  r.sequence->decoded_from = std::min(r.sequence->decoded_from, r.sequence->tokens.size());
+  r.sequence->tokens.push_back(token);
+}
+
+void Engine::after_step() {
   // Prompt blocks the step filled serve later prompts (before any window gives them back).
   for (auto& owned : scheduler_->running()) publish(*owned);
   if (config_.kv_window > 0) {
     std::lock_guard lock(mutex_);  // the cache's free list changes under mutex_ only
-    for (const BatchSequence& bs : batch_.sequences) {
-      for (auto& owned : scheduler_->running()) {
-        if (owned->sequence != nullptr && &owned->sequence->blocks == bs.blocks) {
-          scheduler_->drop_out_of_window(*owned);
-        }
-      }
+    for (auto& owned : scheduler_->running()) scheduler_->drop_out_of_window(*owned);
+  }
+}
+
+void Engine::next_programs(const std::vector<Request*>& requests,
+                           std::vector<lpx_sampling_program>& programs) {
+  for (std::size_t o = 0; o < requests.size(); ++o) {
+    Request& r = *requests[o];
+    if (r.drawn_program) {  // drawn for a step that never ran: the draws stay in order
+      programs[o] = *r.drawn_program;
+      r.drawn_program.reset();
+    } else {
+      r.sampler->next_program(programs[o]);
     }
   }
+}
+
+void Engine::deliver_picks() {
   // Each request's output rows: its next token's, then one per draft. A row's token is picked
   // as without drafts (the same chain, the same draws); the next row counts only while each
   // pick equals the draft fed after it, since a row saw the drafts before it as its past.
   for (std::size_t o = 0; o < batch_requests_.size();) {
+    if (batch_requests_[o] == nullptr) {  // a queued step's row of a request that ended
+      ++o;
+      continue;
+    }
     Request& r = *batch_requests_[o];
     std::size_t rows = 1;
     while (o + rows < batch_requests_.size() && batch_requests_[o + rows] == &r) ++rows;
@@ -148,9 +158,10 @@ void Engine::step() {
           r.sequence->tokens.push_back(r.draft[i - 1]);  // its K/V, computed this step, holds
           ++confirmed;
         }
-        const bool on_host = pick == TokenPick::host;
+        const bool on_host = pick_ == TokenPick::host;
         const float* logits = on_host ? logits_.data() + (o + i) * h_.n_vocab : nullptr;
-        const std::int32_t token = on_host ? r.sampler->sample(logits, tokens_left(r)) : picked_tokens_[o + i];
+        const std::int32_t token =
+            on_host ? r.sampler->sample(logits, r.tokens_left()) : picked_tokens_[o + i];
         r.sampler->accept(token);
         tokens_generated_.fetch_add(1, std::memory_order_relaxed);
         if (auto ending = output_->deliver(r, token, logits)) {
@@ -171,6 +182,15 @@ void Engine::step() {
     accepted_tokens_.fetch_add(confirmed, std::memory_order_relaxed);
     o += rows;
   }
+}
+
+void Engine::drop_finished() {
+  // A queued step's rows of requests that ended are forgotten before the requests go.
+  for (auto* requests : {&batch_requests_, &next_requests_}) {
+    for (Request*& r : *requests) {
+      if (r != nullptr && r->sequence == nullptr) r = nullptr;
+    }
+  }
   std::lock_guard lock(mutex_);
   scheduler_->drop_finished();
 }
@@ -189,7 +209,7 @@ void Engine::draft_tokens() {
     if (r.sequence == nullptr || r.cancel || !r.decoding()) continue;
     // Room for the drafts: the positions the request reserved beyond its next token, and no
     // more tokens than it may still generate after it.
-    const std::uint32_t left = tokens_left(r);
+    const std::uint32_t left = r.tokens_left();
     if (left <= 1 || ends_generation(r, r.next_token)) continue;
     const std::uint32_t room = std::min(config_.max_draft, left - 1);
     if (draft_model_) {
@@ -228,8 +248,7 @@ void Engine::draft_with_model() {
                                        [&](const DraftJob& job) { return job.state == &owned->draft_state; });
       if (drafted && owned->sequence != nullptr) finish(*owned, {LPX_FINISH_ERROR, error, code});
     }
-    std::lock_guard lock(mutex_);
-    scheduler_->drop_finished();
+    drop_finished();
   }
 }
 

@@ -32,10 +32,26 @@ class ForwardPass {
   // has_device_argmax() / has_device_sampling().
   virtual void pick_tokens(const Batch& batch, const lpx_sampling_program* programs,
                            std::int32_t* tokens);
+
+  // Queued steps, where can_queue(): queue_picks is pick_tokens that returns once the step is
+  // queued on the device; `tokens` (and the batch's block tables) are the step's until the
+  // collect() that completes it writes the picks there. At most two steps are queued.
+  // previous_outputs: NULL, or per row -1 (its token is batch.tokens[r]) or the output row
+  // of the step queued just before whose pick is this row's token, taken on the device.
+  // collect() completes the oldest queued step; both throw EngineError when a step fails.
+  virtual bool can_queue() const noexcept { return false; }
+  virtual void queue_picks(const Batch& batch, const lpx_sampling_program* programs,
+                           const std::int32_t* previous_outputs, std::int32_t* tokens);
+  virtual void collect();
 };
 
 inline void ForwardPass::pick_tokens(const Batch&, const lpx_sampling_program*, std::int32_t*) {
   throw EngineError("this forward pass cannot pick tokens on its device");
 }
+inline void ForwardPass::queue_picks(const Batch&, const lpx_sampling_program*,
+                                     const std::int32_t*, std::int32_t*) {
+  throw EngineError("this forward pass cannot queue steps");
+}
+inline void ForwardPass::collect() { throw EngineError("this forward pass cannot queue steps"); }
 
 }  // namespace lpx::core

@@ -80,6 +80,8 @@ struct Request {
   std::int32_t next_token = -1;   // sampled, to be fed in the next step
   std::vector<std::int32_t> draft;  // speculative: guessed to follow next_token, verified beside it
   DraftSequence draft_state;        // speculative with a draft model: its state there
+  // Sampling programs: a draw taken for a queued step that never ran, for its next step.
+  std::optional<lpx_sampling_program> drawn_program;
   std::atomic<bool> cancel{false};
   bool context_end_is_length = false;
   bool ignore_end_of_generation = false;  // LPX_REQUEST_IGNORE_END_OF_GENERATION
@@ -92,6 +94,12 @@ struct Request {
   Clock::time_point admitted{};  // given a sequence slot (epoch: never)
 
   bool decoding() const noexcept { return prompt_done == prompt.size(); }
+  // What it may still generate, the next token included: the positions it reserved (prompt +
+  // max_tokens, or the context) less those already used; at least 1.
+  std::uint32_t tokens_left() const noexcept {
+    const std::uint64_t used = std::uint64_t{prompt.size()} + generated;
+    return positions_needed > used ? static_cast<std::uint32_t>(positions_needed - used) : 1;
+  }
 };
 
 // How a request ends: an lpx_finish_reason, and for LPX_FINISH_ERROR the failure.

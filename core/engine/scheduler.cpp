@@ -19,11 +19,18 @@ void Scheduler::use_adapter(Sequence& s, const ResidentAdapter* adapter) {
 void Scheduler::enqueue(std::unique_ptr<Request> request) { waiting_.push_back(std::move(request)); }
 
 void Scheduler::admit_waiting() {
+  blocked_ = nullptr;
   while (!waiting_.empty()) {
     Request& front = *waiting_.front();
-    if (!front.cancel && running_.size() >= config_.max_sequences) break;
+    if (!front.cancel && running_.size() >= config_.max_sequences) {
+      blocked_ = &front;
+      break;
+    }
     if (!front.cancel && !admit(front)) {
-      if (!running_.empty()) break;  // blocks come back as running requests finish
+      if (!running_.empty()) {  // blocks come back as running requests finish
+        blocked_ = &front;
+        break;
+      }
       // Nothing runs, so only idle sessions hold blocks: drop their cached prefixes.
       evict_idle_sessions();
       if (!admit(front)) front.admission_error = "the KV cache cannot hold this request";

@@ -59,6 +59,11 @@ class Scheduler {
   void remove_session(std::uint64_t id);  // its cache released; the caller made sure it is idle
 
   bool has_work() const noexcept { return !waiting_.empty() || !running_.empty(); }
+  // The first waiting request is the one the last admit_waiting() could not admit (no free
+  // slot or not enough cache): none can be admitted before a running request ends.
+  bool admission_blocked() const noexcept {
+    return !waiting_.empty() && waiting_.front().get() == blocked_;
+  }
   bool nothing_running() const noexcept { return running_.empty(); }
   std::uint32_t waiting_count() const noexcept;
   std::uint32_t running_count() const noexcept;  // admitted and not finished
@@ -77,6 +82,7 @@ class Scheduler {
   KvCache& cache_;
   const EngineConfig& config_;
   std::deque<std::unique_ptr<Request>> waiting_;
+  const Request* blocked_ = nullptr;  // see admission_blocked()
   std::vector<std::unique_ptr<Request>> running_;
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
 };

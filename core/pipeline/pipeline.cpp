@@ -29,6 +29,9 @@ const std::vector<OptionSpec>& engine_table_specs() {
   static const std::vector<OptionSpec> specs = {
       {"prefix_cache", LPX_OPTION_BOOL, false, true,
        "Reuse the KV cache of prompt prefixes computed before (docs/engine.md)", {}, {}},
+      {"overlap_steps", LPX_OPTION_BOOL, false, true,
+       "Device models: queue each decode step before the last one's tokens are read, its "
+       "tokens taken on the device (docs/engine.md)", {}, {}},
       {"keep_alive_s", LPX_OPTION_INT, false, std::int64_t{300},
        "Seconds a model other than the first stays loaded without requests; -1 = until exit",
        std::pair{-1.0, 31536000.0}, {}},

@@ -66,6 +66,11 @@ inline constexpr Layout kLayouts[] = {
     {7, LPX_END_OF(lpx_plugin_descriptor, validate_options),
      LPX_END_OF(lpx_model_format_api, metadata_key_at), LPX_END_OF(lpx_quant_backend_api, model_free),
      LPX_END_OF(lpx_sampler_api, bind_vocabulary), LPX_END_OF(lpx_transport_api, request_stop)},
+    // 2.8: quant backends gain model_enqueue and model_wait (lpx_forward_args.previous_outputs)
+    {8, LPX_END_OF(lpx_plugin_descriptor, validate_options),
+     LPX_END_OF(lpx_model_format_api, metadata_key_at),
+     LPX_END_OF(lpx_quant_backend_api, model_wait), LPX_END_OF(lpx_sampler_api, bind_vocabulary),
+     LPX_END_OF(lpx_transport_api, request_stop)},
 };
 
 // The layout of ABI 2.`minor`; nullopt for a minor this host does not know (a newer one).
@@ -128,6 +133,9 @@ static_assert(entry_index(offsetof(lpx_quant_backend_api, attention)) == 8 &&
                   entry_index(offsetof(lpx_quant_backend_api, model_features)) == 9 &&
                   entry_index(offsetof(lpx_quant_backend_api, model_free)) == 12,
               "the 2.0 quant-backend table cannot change");
+static_assert(entry_index(offsetof(lpx_quant_backend_api, model_enqueue)) == 13 &&
+                  entry_index(offsetof(lpx_quant_backend_api, model_wait)) == 14,
+              "the 2.8 quant-backend table cannot change");
 static_assert(entry_index(offsetof(lpx_sampler_api, draw_uniform)) == 6,
               "the 2.0 sampler table cannot change");
 static_assert(entry_index(offsetof(lpx_sampler_api, bind_vocabulary)) == 7,
@@ -150,7 +158,9 @@ static_assert(sizeof(lpx_transformer_layer) == 160 &&
 static_assert(offsetof(lpx_transformer_desc, layers) == 112 &&
                   offsetof(lpx_transformer_desc, max_context) == 140,
               "the 2.0 transformer description cannot change");
-static_assert(offsetof(lpx_forward_args, sampling) == 80, "the 2.0 forward args cannot change");
+static_assert(offsetof(lpx_forward_args, sampling) == 80 &&
+                  offsetof(lpx_forward_args, previous_outputs) == 88,
+              "the 2.0 forward args and their 2.8 previous_outputs cannot change");
 static_assert(offsetof(lpx_sampling_overrides, logit_bias_count) == 96 &&
                   offsetof(lpx_sampling_overrides, grammar) == 104 &&
                   offsetof(lpx_sampling_overrides, grammar_kind) == 112,

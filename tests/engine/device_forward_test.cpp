@@ -11,29 +11,12 @@
 #include <thread>
 
 #include "engine_test_support.hpp"
+#include "test_device_model.hpp"
 
 namespace lpx::test {
 namespace {
 
-constexpr std::int64_t kVocab = 32000;  // the tiny llama's
-
-std::vector<std::int32_t> expected_tokens(const std::vector<std::int32_t>& prompt, std::size_t n) {
-  std::int64_t sum = 0;
-  for (std::int32_t t : prompt) sum += t;
-  std::vector<std::int32_t> out;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto next = static_cast<std::int32_t>((sum + 1) % kVocab);
-    out.push_back(next);
-    sum += next;
-  }
-  return out;
-}
-
-std::vector<std::int32_t> prompt_of(std::size_t length, std::int32_t seed) {
-  std::vector<std::int32_t> p;
-  for (std::size_t i = 0; i < length; ++i) p.push_back(static_cast<std::int32_t>(100 + (seed * 7919 + i * 31) % 900));
-  return p;
-}
+constexpr std::int64_t kVocab = kTestDeviceVocab;
 
 class DeviceForwardEngine : public ::testing::Test {
  protected:

@@ -104,7 +104,9 @@ TEST(AbiLayout, CopiesOnlyWhatTheMinorDefinesAndTheHostHolds) {
   abi::copy_defined(&plugin, one_entry, sizeof(Table), &short_plugin_host, sizeof short_plugin_host);
   EXPECT_EQ(short_plugin_host.second, 0u) << "never more than the plugin says it has";
   EXPECT_FALSE(abi::layout_for_minor(LPX_ABI_MINOR + 1).has_value());
-  EXPECT_EQ(abi::layout_for_minor(0)->quant_backend, sizeof(lpx_quant_backend_api));
+  EXPECT_EQ(abi::layout_for_minor(7)->quant_backend, offsetof(lpx_quant_backend_api, model_enqueue))
+      << "2.8 added the queued steps to the quant-backend table";
+  EXPECT_EQ(abi::layout_for_minor(8)->quant_backend, sizeof(lpx_quant_backend_api));
 }
 
 TEST_F(AbiNegotiation, RefusesAKindTableTooSmallForItsMinor) {

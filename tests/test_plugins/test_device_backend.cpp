@@ -9,8 +9,12 @@
 // the reason, and so does the token n_vocab - 1 (how the tests make a step fail; n_vocab - 2
 // fails it as a lost device, LPX_ERR_UNAVAILABLE). It runs only the features Llama and Qwen2
 // need (q/k/v biases, rope factors), and a description needing any other is a broken host: the
-// engine must refuse such a model before model_load.
+// engine must refuse such a model before model_load. Queued steps (ABI 2.8) run as late as the
+// contract allows (deferred_steps.hpp), or, with the option queue = "sdk", as the SDK's
+// defaults run them: at once, in model_enqueue.
 #include <lpx/cpp/plugin.hpp>
+
+#include "deferred_steps.hpp"
 
 #include "reference/sampling_program.hpp"
 
@@ -29,14 +33,26 @@ namespace {
 
 class SlotModel final : public lpx::DeviceModel {
  public:
-  explicit SlotModel(const lpx_transformer_desc& d)
-      : n_vocab_(d.n_vocab),
+  SlotModel(const lpx_transformer_desc& d, bool deferred)
+      : deferred_(deferred),
+        n_vocab_(d.n_vocab),
         block_size_(d.kv_block_size),
         kv_blocks_(d.kv_blocks),
         max_rows_(d.max_rows),
         max_sequences_(d.max_sequences),
         max_context_(d.max_context),
         slots_(std::size_t{d.kv_blocks} * d.kv_block_size, -1) {}
+
+  void enqueue(const lpx_forward_args& a) override {
+    if (deferred_) {
+      queue_.push(a);
+    } else {
+      lpx::DeviceModel::enqueue(a);
+    }
+  }
+  void wait() override {
+    if (deferred_) queue_.run_oldest([&](const lpx_forward_args& step) { forward(step); });
+  }
 
   void forward(const lpx_forward_args& a) override {
     if (a.n_rows == 0 || a.n_rows > max_rows_) broken("n_rows " + std::to_string(a.n_rows));
@@ -104,6 +120,8 @@ class SlotModel final : public lpx::DeviceModel {
 
   static constexpr float kFalloff = 0.5f;  // logit lost per token of distance from `next`
 
+  bool deferred_;
+  lpx::test_device::DeferredSteps queue_;
   std::uint32_t n_vocab_, block_size_, kv_blocks_, max_rows_, max_sequences_, max_context_;
   std::vector<std::int32_t> slots_;
   std::vector<float> row_ = std::vector<float>(n_vocab_);  // logits kept "on the device"
@@ -112,7 +130,8 @@ class SlotModel final : public lpx::DeviceModel {
 
 class TestDeviceBackend final : public lpx::DeviceBackend {
  public:
-  explicit TestDeviceBackend(const lpx::Options&) {}
+  explicit TestDeviceBackend(const lpx::Options& options)
+      : deferred_(options.get_string("queue") == "deferred") {}
 
   bool supports_type(std::int32_t type) const noexcept override { return type >= 1 && type <= 12; }
   static constexpr std::uint64_t kFeatures = LPX_FEATURE_QKV_BIAS | LPX_FEATURE_ROPE_FACTORS;
@@ -127,7 +146,7 @@ class TestDeviceBackend final : public lpx::DeviceBackend {
     if ((desc.features & ~kFeatures) != 0) broken("handed a model needing features it lacks");
     info.kv_cache_bytes = std::uint64_t{desc.kv_blocks} * desc.kv_block_size * sizeof(std::int32_t);
     info.device_name = "test-device (host memory)";
-    return std::make_unique<SlotModel>(desc);
+    return std::make_unique<SlotModel>(desc, deferred_);
   }
 
   void reserve(const lpx_backend_limits&) override {}
@@ -145,12 +164,21 @@ class TestDeviceBackend final : public lpx::DeviceBackend {
   void attention(const lpx_attention_args&) override { per_op(); }
 
  private:
+  bool deferred_;  // queued steps run in model_wait (else at once, as the SDK's defaults do)
+
   [[noreturn]] static void per_op() {
     throw lpx::Error(LPX_ERR_UNSUPPORTED, "test-device runs whole steps only (model_forward)");
   }
 };
 
-constexpr const char* kCapabilities[] = {"device-models", "device-sampling"};
+constexpr lpx_option_spec kOptions[] = {
+    lpx::one_of(lpx::option("queue", LPX_OPTION_STRING, "\"deferred\"",
+                            "Queued steps run in model_wait (deferred) or in model_enqueue (sdk)"),
+                "deferred|sdk"),
+};
+// "queued-steps" in both queue modes: with "sdk" the engine queues onto the SDK's defaults,
+// which run the step in model_enqueue (correct, with nothing to overlap), to test them.
+constexpr const char* kCapabilities[] = {"device-models", "device-sampling", "queued-steps"};
 
 }  // namespace
 
@@ -160,5 +188,6 @@ LPX_PLUGIN_ENTRY() {
        .version = "1.0.0",
        .license = "Apache-2.0",
        .description = "Device-model backend for the engine's tests: KV slots in host memory",
+       .options = kOptions,
        .capabilities = kCapabilities});
 }

@@ -202,6 +202,7 @@ Expected<BenchReport> run_bench(const BenchConfig& config, PluginRegistry& regis
   inputs.config.kv_cache_tokens = inputs.config.context_size * inputs.config.max_sequences;
   // Tests share prompt starts (the prompts differ by salt only): each prefill is measured whole.
   inputs.config.prefix_cache = false;
+  inputs.config.overlap_steps = config.overlap_steps;
   inputs.config.max_draft = config.max_draft;
   inputs.config.batch_tokens = std::max<std::uint32_t>(512, max_batch);
   inputs.config.prefill_tokens_while_decoding = inputs.config.batch_tokens;

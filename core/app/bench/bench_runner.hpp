@@ -40,6 +40,7 @@ struct BenchConfig {
   std::uint32_t max_draft = 0;  // speculative decoding when > 0: ngram, or
   std::string draft_model;      // drafts from this model file (or synth:NAME:TYPE) when set
   std::string adapter;  // FILE[@SCALE]: a LoRA adapter every request runs with, resident beside the weights
+  bool overlap_steps = true;  // EngineConfig::overlap_steps
 };
 
 struct BenchResult {

@@ -108,6 +108,10 @@ int bench_command(const BenchArguments& a) {
     config.adapter = a.adapter;
     config.sampling_text += ", LoRA adapter " + a.adapter + " per request";
   }
+  if (a.no_overlap_steps) {
+    config.overlap_steps = false;
+    config.sampling_text += ", each step alone (overlap_steps off)";
+  }
   config.prompt_lengths = a.prompt_lengths;
   config.generate_lengths = a.generate_lengths;
   config.batches = a.batches;
@@ -159,6 +163,9 @@ Command add_bench_command(CLI::App& parent) {
   bench_app->add_option("--adapter", bench->adapter,
                         "LoRA adapter FILE[@SCALE] every request runs with, resident beside the weights (as a "
                         "served \"MODEL:ADAPTER\" request)");
+  bench_app->add_flag("--no-overlap-steps", bench->no_overlap_steps,
+                      "Device models: run each decode step alone, not queued behind the last one "
+                      "([engine] overlap_steps = false)");
   bench_app->add_flag("--json", bench->json, "One JSON array instead of the table");
   add_speculative_flags(*bench_app, bench->speculative);
   return {bench_app, [bench] {

@@ -128,6 +128,7 @@ struct BenchArguments {
   std::vector<std::string> options;  // backend options KEY=VALUE
   std::vector<std::string> sample;   // sampling KEY=VALUE (temperature, top_k...); empty: greedy
   std::string adapter;               // --adapter FILE[@SCALE]: every request runs with it
+  bool no_overlap_steps = false;     // --no-overlap-steps: [engine] overlap_steps = false
   SpeculativeFlags speculative;
   bool json = false;
 };

@@ -53,11 +53,15 @@
  *   2.7  per-request LoRA adapters: lpx_request.adapter names one of the model's resident
  *        adapters; a models table lists them (lpx_model_entry.parent) and leases them by
  *        "MODEL:ADAPTER" (lpx_model_lease.adapter)
+ *   2.8  queued device steps: quant backends may queue a forward step and complete it later
+ *        (lpx_quant_backend_api.model_enqueue, model_wait), and a queued step's rows may take
+ *        their tokens from the previous step's picks on the device
+ *        (lpx_forward_args.previous_outputs), so step N + 1 is queued before step N is read
  */
 #ifndef LPX_VERSION_H
 #define LPX_VERSION_H
 
 #define LPX_ABI_MAJOR 2
-#define LPX_ABI_MINOR 7
+#define LPX_ABI_MINOR 8
 
 #endif

@@ -15,10 +15,12 @@
 // call from the host goes through a noexcept trampoline that turns exceptions into statuses.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -131,8 +133,103 @@ class QuantBackend : public Instance {
 class DeviceModel {
  public:
   virtual ~DeviceModel() = default;
+  // One step; its outputs are written when it returns.
   virtual void forward(const lpx_forward_args& args) = 0;
+  // Queued steps (ABI 2.8, model_enqueue / model_wait). They are called only within the
+  // contract, which the table functions check first (run_step, queue_step, complete_step):
+  // argmax set and logits NULL, fewer than two steps queued, previous_outputs naming outputs
+  // of the step queued just before. The defaults run the step at once, inside enqueue, with
+  // the picks the previous one kept for previous_outputs; a device that can queue overrides
+  // both, takes those picks from its own memory and declares the capability "queued-steps".
+  virtual void enqueue(const lpx_forward_args& args);
+  virtual void wait() {}
+
+  // The table functions' entry points: the contract's checks, then the functions above.
+  void run_step(const lpx_forward_args& args);
+  void queue_step(const lpx_forward_args& args);
+  void complete_step();
+
+ private:
+  int queued_ = 0;                    // steps queued and not yet completed
+  std::uint32_t previous_count_ = 0;  // outputs previous_outputs may name (0: none)
+  std::vector<std::int32_t> picks_;   // the defaults' copy of the previous step's picks
+  std::vector<std::int32_t> tokens_;  // the defaults' tokens with previous picks put in
 };
+
+namespace detail {
+// The forward arguments' previous_outputs, or NULL where the host's struct predates 2.8.
+inline const std::int32_t* previous_outputs(const lpx_forward_args& args) noexcept {
+  return args.struct_size >= offsetof(lpx_forward_args, previous_outputs) + sizeof(void*)
+             ? args.previous_outputs
+             : nullptr;
+}
+}  // namespace detail
+
+inline void DeviceModel::run_step(const lpx_forward_args& args) {
+  if (queued_ > 0) {
+    throw Error(LPX_ERR_CONFLICT, "model_forward: a queued step is not complete (model_wait)");
+  }
+  if (detail::previous_outputs(args) != nullptr) {
+    throw Error(LPX_ERR_INVALID_ARGUMENT, "model_forward: previous_outputs is for model_enqueue");
+  }
+  previous_count_ = 0;  // previous_outputs name the step queued just before
+  forward(args);
+}
+
+inline void DeviceModel::queue_step(const lpx_forward_args& args) {
+  if (args.argmax == nullptr || args.logits != nullptr) {
+    throw Error(LPX_ERR_INVALID_ARGUMENT,
+                "model_enqueue: a queued step returns token ids only (argmax set, logits NULL)");
+  }
+  if (queued_ >= 2) {
+    throw Error(LPX_ERR_CONFLICT, "model_enqueue: two steps are queued already (model_wait)");
+  }
+  if (const std::int32_t* previous = detail::previous_outputs(args)) {
+    for (std::uint32_t r = 0; r < args.n_rows; ++r) {
+      if (previous[r] < -1) {
+        throw Error(LPX_ERR_INVALID_ARGUMENT, "model_enqueue: row " + std::to_string(r) +
+                                                  " has previous output " +
+                                                  std::to_string(previous[r]) + " (-1 or >= 0)");
+      }
+      if (previous[r] >= static_cast<std::int64_t>(previous_count_)) {
+        throw Error(LPX_ERR_INVALID_ARGUMENT,
+                    "model_enqueue: row " + std::to_string(r) + " takes output " +
+                        std::to_string(previous[r]) + " of the previous step, which " +
+                        (previous_count_ == 0 ? std::string("was not a queued step with picks")
+                                              : "had " + std::to_string(previous_count_)));
+      }
+    }
+  }
+  previous_count_ = 0;
+  enqueue(args);
+  ++queued_;
+  previous_count_ = args.n_outputs;
+}
+
+inline void DeviceModel::complete_step() {
+  if (queued_ == 0) throw Error(LPX_ERR_CONFLICT, "model_wait: no step is queued");
+  --queued_;
+  try {
+    wait();
+  } catch (...) {
+    previous_count_ = 0;  // a failed step's picks are no one's input
+    throw;
+  }
+}
+
+inline void DeviceModel::enqueue(const lpx_forward_args& args) {
+  lpx_forward_args step = args;
+  step.previous_outputs = nullptr;
+  if (const std::int32_t* previous = detail::previous_outputs(args)) {
+    tokens_.assign(args.tokens, args.tokens + args.n_rows);
+    for (std::uint32_t r = 0; r < args.n_rows; ++r) {
+      if (previous[r] >= 0) tokens_[r] = picks_[static_cast<std::size_t>(previous[r])];
+    }
+    step.tokens = tokens_.data();
+  }
+  forward(step);
+  picks_.assign(args.argmax, args.argmax + args.n_outputs);
+}
 
 class DeviceBackend : public QuantBackend {
  public:
@@ -356,23 +453,32 @@ inline lpx_status* backend_model_load(lpx_instance* instance, const lpx_transfor
 }
 inline lpx_status* backend_model_forward(lpx_instance*, lpx_device_model* model,
                                          const lpx_forward_args* args) noexcept {
-  return guard([&] { reinterpret_cast<DeviceModel*>(model)->forward(*args); });
+  return guard([&] { reinterpret_cast<DeviceModel*>(model)->run_step(*args); });
 }
 inline void backend_model_free(lpx_instance*, lpx_device_model* model) noexcept {
   delete reinterpret_cast<DeviceModel*>(model);
+}
+inline lpx_status* backend_model_enqueue(lpx_instance*, lpx_device_model* model,
+                                         const lpx_forward_args* args) noexcept {
+  return guard([&] { reinterpret_cast<DeviceModel*>(model)->queue_step(*args); });
+}
+inline lpx_status* backend_model_wait(lpx_instance*, lpx_device_model* model) noexcept {
+  return guard([&] { reinterpret_cast<DeviceModel*>(model)->complete_step(); });
 }
 inline constexpr lpx_quant_backend_api kQuantBackendApi{
     sizeof(lpx_quant_backend_api), &backend_supports_type,  &backend_matmul,
     &backend_dequantize_row,       &backend_reserve,        &backend_rms_norm,
     &backend_rope,                 &backend_swiglu,         &backend_geglu,
     &backend_attention,            &backend_model_features, nullptr,
-    nullptr,                       nullptr};
+    nullptr,                       nullptr,                 nullptr,
+    nullptr};
 inline constexpr lpx_quant_backend_api kDeviceBackendApi{
     sizeof(lpx_quant_backend_api), &backend_supports_type,  &backend_matmul,
     &backend_dequantize_row,       &backend_reserve,        &backend_rms_norm,
     &backend_rope,                 &backend_swiglu,         &backend_geglu,
     &backend_attention,            &backend_model_features, &backend_model_load,
-    &backend_model_forward,        &backend_model_free};
+    &backend_model_forward,        &backend_model_free,     &backend_model_enqueue,
+    &backend_model_wait};
 
 template <class T>
 constexpr lpx_plugin_kind kind_of() {

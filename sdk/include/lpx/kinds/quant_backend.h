@@ -135,6 +135,13 @@ typedef struct lpx_forward_args {
    * programs (sampling_program.h) or NULL; when set, argmax[o] receives the token program o
    * picks from output row o instead of the greedy one. Caller-owned, valid during the call. */
   const lpx_sampling_program* sampling;
+  /* since 2.8. Read only by model_enqueue (model_forward requires NULL). NULL, or n_rows
+   * entries: -1, the row's token is tokens[r]; o >= 0, it is the token the step queued just
+   * before this one picked for its output row o (o < that step's n_outputs; no model_forward
+   * between the two; LPX_ERR_INVALID_ARGUMENT otherwise). The device takes it from its own
+   * copy, so the host can queue step N + 1 before it has read step N's picks; tokens[r] is
+   * then not read. Caller-owned, valid during the call. */
+  const int32_t* previous_outputs;
 } lpx_forward_args;
 
 /* The table. ABI 2.0 laid it out anew (1.x had no geglu or model_features, and took a
@@ -194,8 +201,27 @@ typedef struct lpx_quant_backend_api {
                             lpx_device_model** out_model, lpx_device_model_info* out_info);
   lpx_status* (*model_forward)(lpx_instance* instance, lpx_device_model* model,
                                const lpx_forward_args* args);
-  /* Frees everything model_load took. NULL is a no-op. */
+  /* Frees everything model_load took, waiting for any step still queued. NULL is a no-op. */
   void (*model_free)(lpx_instance* instance, lpx_device_model* model);
+
+  /* since 2.8. Optional, both or neither, only beside the three above: queued steps, so the
+   * device never waits for the host between decode steps. model_enqueue checks `args` as
+   * model_forward does and returns once the step is queued (a backend may also run it there:
+   * a model_enqueue that fails queues nothing); everything `args` points to is
+   * read before it returns, except `argmax`, which the step writes and which must stay valid
+   * until the model_wait that completes it. Token ids only: `argmax` set, `logits` NULL
+   * (LPX_ERR_INVALID_ARGUMENT otherwise). At most two steps are queued at a time: a third,
+   * or a model_forward while one is queued, is refused with LPX_ERR_CONFLICT. A backend may
+   * run a step at any time between its model_enqueue and its model_wait, in queue order.
+   * model_wait completes the oldest queued step: returns when its argmax is written, or with
+   * its failure; a step queued after a failed one fails too (its inputs may be the failed
+   * one's picks), each reported by its own model_wait. LPX_ERR_CONFLICT when none is queued.
+   * A backend whose model_enqueue returns before the step has run declares the capability
+   * "queued-steps"; hosts queue steps only on those (the SDK's defaults run the step inside
+   * model_enqueue: correct, with nothing to overlap). */
+  lpx_status* (*model_enqueue)(lpx_instance* instance, lpx_device_model* model,
+                               const lpx_forward_args* args);
+  lpx_status* (*model_wait)(lpx_instance* instance, lpx_device_model* model);
 } lpx_quant_backend_api;
 
 #ifdef __cplusplus

@@ -82,7 +82,9 @@ typedef struct lpx_sampler_api {
   /* since 1.5. Optional. Returns 1 and fills `op` when `apply` is exactly that standard
    * operation (sampling_program.h) whatever the candidates, so a host may run this link as part
    * of a sampling program next to the logits (on a GPU); 0 otherwise. Must not depend on a
-   * state: a sequence's program is built once. */
+   * state: a sequence's program is built once. Such a link's accept must not change its later
+   * draws: a host queuing steps (quant_backend.h, since 2.8) draws step N + 1's uniform before
+   * it accepts step N's token. */
   int32_t (*standard_op)(lpx_instance* instance, lpx_sampling_op* op);
   /* Optional; for links whose standard_op is LPX_SAMPLING_DIST. Advances `state` exactly as
    * one `apply` would and returns the uniform in [0, 1) that `apply` would have drawn, for the
