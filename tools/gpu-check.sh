@@ -8,7 +8,7 @@
 #                 and bf16 models shaped like Qwen2.5-0.5B and Llama-3.2-1B
 #   tests  170 s  every GPU test the smoke stage did not run
 #   sweep   90 s  aggregate decode at batch 8/32/64; the persistent kernel; batch 1 without kernel
-#                 overlap; device sampling
+#                 overlap; steps not queued behind each other; device sampling
 # $OUT (the device tool's folder; default build-gpu-check/) gets these 7 flat files and no others
 # (the device tool returns at most 8):
 #   summary.txt  what ran, how long each stage took, and the results table
@@ -336,17 +336,21 @@ fi
 if [[ -n ${wanted[sweep]:-} ]]; then
   stage sweep
   start_clock_sampler
-  bench_run sweep-smollm2-q4_1 15 "$smollm2" -p 0 -n 128 --batch 8,32,64 --reps 2
-  bench_run sweep-qwen2.5-0.5b-bf16 15 "$qwen" -p 0 -n 128 --batch 8,32,64 --reps 2
-  bench_run sweep-llama-3.2-1b-bf16 20 "$llama" -p 0 -n 128 --batch 8,32,64 --reps 2
+  bench_run sweep-smollm2-q4_1 13 "$smollm2" -p 0 -n 128 --batch 8,32,64 --reps 2
+  bench_run sweep-qwen2.5-0.5b-bf16 13 "$qwen" -p 0 -n 128 --batch 8,32,64 --reps 2
+  bench_run sweep-llama-3.2-1b-bf16 18 "$llama" -p 0 -n 128 --batch 8,32,64 --reps 2
   # The persistent decode kernel against the graphs (the decode stage's rows) at batch 1.
-  bench_run megakernel-smollm2-q4_1 10 "$smollm2" -p 0 -n 128 -d 0,512 --batch 1 --reps 3 \
+  bench_run megakernel-smollm2-q4_1 9 "$smollm2" -p 0 -n 128 -d 0,512 --batch 1 --reps 3 \
     --option megakernel=true
-  bench_run megakernel-llama-3.2-1b-bf16 12 "$llama" -p 0 -n 128 -d 0,512 --batch 1 --reps 3 \
+  bench_run megakernel-llama-3.2-1b-bf16 11 "$llama" -p 0 -n 128 -d 0,512 --batch 1 --reps 3 \
     --option megakernel=true
   # What kernel overlap (programmatic dependent launch, on by default) is worth at batch 1, and
   # what sampling on the device costs over greedy.
-  bench_run smollm2-q4_1-no-overlap 8 "$smollm2" -p 0 -n 128 --batch 1 --reps 3 --option overlap=false
+  bench_run smollm2-q4_1-no-overlap 7 "$smollm2" -p 0 -n 128 --batch 1 --reps 3 --option overlap=false
+  # What queueing step N + 1 before step N's token is read is worth (the decode stage's rows
+  # have it on).
+  bench_run smollm2-q4_1-steps-alone 7 "$smollm2" -p 0 -n 128 --batch 1,8 --reps 3 \
+    --no-overlap-steps
   bench_run smollm2-q4_1-sampled 8 "$smollm2" -p 0 -n 128 --batch 1,64 --reps 2 \
     --sample temperature=0.8 top_p=0.95 seed=1
   stage_done

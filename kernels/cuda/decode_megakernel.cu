@@ -84,12 +84,13 @@ __device__ void run_gemv(const GemvPlan& p) {
 }
 
 // The token's embedding row, spread over the whole grid: embed_rows' own thread body (a token
-// outside the vocabulary gives a row of NaN, as there).
+// outside the vocabulary gives a row of NaN, as there; a queued step's -1 is the pick of the
+// step before, read before this step's head writes its own).
 template <typename F>
 __device__ void embed(const MegakernelStep& s) {
-  const dequantize_kernels::DequantArgs a{
-      static_cast<const std::uint8_t*>(s.token_embd.data), s.token_embd.row_bytes,
-      s.token_embd.columns, dequantize_kernels::RowSource{s.tokens, 0, s.token_embd.rows}, 1};
+  const dequantize_kernels::RowSource source{s.tokens, 0, s.token_embd.rows, s.previous_picks};
+  const dequantize_kernels::DequantArgs a{static_cast<const std::uint8_t*>(s.token_embd.data),
+                                          s.token_embd.row_bytes, s.token_embd.columns, source, 1};
   const int units = static_cast<int>(s.token_embd.columns / F::kBlockElements * F::kUnitsPerBlock);
   dequantize_kernels::dequantize_units_body<F>(
       a, units, s.x, blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x,

@@ -22,9 +22,14 @@ struct RowSource {
   const std::int32_t* tokens;
   std::int64_t row_begin;
   std::int64_t rows;  // of the weight
+  // With tokens: a token -(o + 1) is previous_picks[o], the pick a queued step left on the
+  // device for the step behind it (NULL: such a token is out of range). Not __ldg: the picks
+  // are written by the step before, in the same stream.
+  const std::int32_t* previous_picks = nullptr;
   __device__ std::int64_t operator()(std::int64_t i) const {
     if (tokens == nullptr) return row_begin + i;
-    const std::int64_t token = __ldg(tokens + i);
+    std::int64_t token = __ldg(tokens + i);
+    if (token < 0 && previous_picks != nullptr) token = previous_picks[-token - 1];
     return token >= 0 && token < rows ? token : -1;
   }
 };

@@ -334,9 +334,14 @@ void dequantize_rows_f16(const DeviceWeight& w, std::int64_t row_begin, std::int
 
 void embed_rows(const DeviceWeight& w, const std::int32_t* tokens, int n, float* out,
                 cudaStream_t stream) {
+  embed_rows(w, tokens, nullptr, n, out, stream);
+}
+
+void embed_rows(const DeviceWeight& w, const std::int32_t* tokens,
+                const std::int32_t* previous_picks, int n, float* out, cudaStream_t stream) {
   if (n <= 0 || w.columns <= 0) return;
   const DequantArgs a{static_cast<const std::uint8_t*>(w.data), w.row_bytes, w.columns,
-                      RowSource{tokens, 0, w.rows}, n};
+                      RowSource{tokens, 0, w.rows, previous_picks}, n};
   const bool supported = with_format(
       w.type, [&](auto format) { dequantize_with<decltype(format)>(w, a, out, stream); });
   if (!supported) {

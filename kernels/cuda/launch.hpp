@@ -136,6 +136,11 @@ void dequantize_rows_f16(const DeviceWeight& w, std::int64_t row_begin, std::int
 // [0, w.rows) gives a row of NaN.
 void embed_rows(const DeviceWeight& w, const std::int32_t* tokens, int n, float* out,
                 cudaStream_t stream);
+// The same, where a token -(o + 1) stands for previous_picks[o] (device): a queued step's row
+// whose token is the step before's pick (lpx_forward_args.previous_outputs). The caller stages
+// only such o as that step picked (the host checks every other token against the vocabulary).
+void embed_rows(const DeviceWeight& w, const std::int32_t* tokens,
+                const std::int32_t* previous_picks, int n, float* out, cudaStream_t stream);
 
 // out[i] = half(x[i]) for i < n.
 void f32_to_f16(const float* x, __half* out, std::size_t n, cudaStream_t stream);
@@ -300,6 +305,7 @@ struct MegakernelLayer {
 struct MegakernelStep {
   DeviceWeight token_embd;
   const std::int32_t* tokens = nullptr;  // the step's one token (device)
+  const std::int32_t* previous_picks = nullptr;  // a token -(o + 1) is previous_picks[o]
   float* x = nullptr;                    // the residual stream, n_embd floats
   MegakernelGemv head;                   // out.argmax_keys set: the greedy pick
   std::int32_t* picked = nullptr;        // the token picked (device)

@@ -425,6 +425,111 @@ TEST(CudaOverlap, ChangesNoBitOfTheLogits) {
   }
 }
 
+// Requests submitted together, each collected into a Generation; request i's client cancels
+// it (its token callback returns 1) once it has cancel_after[i] tokens (0: never).
+std::vector<Generation> run_cancelling(core::Engine& engine, std::vector<lpx_request> requests,
+                                       const std::vector<std::size_t>& cancel_after) {
+  struct Client {
+    Generation g;
+    std::size_t cancel_after = 0;
+  };
+  std::vector<Client> clients(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    clients[i].cancel_after = cancel_after[i];
+    requests[i].struct_size = sizeof(lpx_request);
+    requests[i].user = &clients[i];
+    requests[i].on_token = [](void* user, const lpx_token_event* e) -> std::int32_t {
+      auto& c = *static_cast<Client*>(user);
+      if (e->token >= 0) c.g.tokens.push_back(e->token);
+      return c.cancel_after != 0 && c.g.tokens.size() >= c.cancel_after ? 1 : 0;
+    };
+    requests[i].on_done = [](void* user, const lpx_request_result* r) {
+      auto& c = *static_cast<Client*>(user);
+      c.g.finish_reason = r->finish_reason;
+      c.g.error = r->error != nullptr ? r->error->message : "";
+    };
+  }
+  auto ids = engine.submit_together(requests);
+  EXPECT_TRUE(ids.has_value()) << (ids ? "" : ids.error().message);
+  std::vector<Generation> out;
+  if (!ids) return out;
+  for (std::uint64_t id : *ids) engine.wait(id);
+  for (Client& c : clients) out.push_back(std::move(c.g));
+  return out;
+}
+
+// Queued steps ([engine] overlap_steps, dense_device_queue.cpp): step N + 1 is launched before
+// step N's picks are read, its tokens taken from argmax_ on the device, through the graphs
+// (every bucket the batch passes through) and the persistent kernel. Ten greedy or seeded
+// sampled requests on four slots (the waiting ones cannot join while the slots are full, so
+// steps go on queued), every third cancelled by its client after four tokens (its queued row
+// discarded, its blocks given to a waiting request): the tokens of steps run one at a time,
+// every block back, and the queued runs really queued.
+TEST(CudaQueuedSteps, GiveTheTokensOfStepsRunOneAtATime) {
+  LPX_REQUIRE_GPU();
+  TestHost host;
+  auto path = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_1");
+  ASSERT_TRUE(path.has_value()) << path.error();
+  constexpr std::size_t kRequests = 10;
+  std::vector<std::vector<std::int32_t>> prompts;
+  std::vector<lpx_sampling_overrides> sampling(kRequests);
+  std::vector<std::size_t> cancel_after(kRequests);
+  for (std::size_t i = 0; i < kRequests; ++i) {
+    prompts.push_back(test_prompt(i == 3 ? 90 : 1 + i));  // one prefilled by cuBLAS
+    prompts.back()[0] = static_cast<std::int32_t>(1 + i);
+    sampling[i].struct_size = sizeof(lpx_sampling_overrides);
+    sampling[i].set = LPX_SET_SEED | LPX_SET_TEMPERATURE | LPX_SET_TOP_K;
+    sampling[i].seed = 70 + i;
+    sampling[i].temperature = 1.3;
+    sampling[i].top_k = 40;
+    cancel_after[i] = i % 3 == 1 ? 4 : 0;
+  }
+  const auto run = [&](bool overlap, bool megakernel, std::size_t requests, bool sampled) {
+    core::EngineConfig config;
+    config.context_size = 256;
+    config.max_sequences = 4;
+    config.overlap_steps = overlap;
+    auto gpu = host.engine(*path, "cuda", {"greedy"}, config, {{"megakernel", megakernel}});
+    EXPECT_NE(gpu, nullptr);
+    std::vector<Generation> out;
+    if (gpu == nullptr) return out;
+    std::vector<lpx_request> batch(requests);
+    for (std::size_t i = 0; i < requests; ++i) {
+      batch[i].prompt_tokens = prompts[i].data();
+      batch[i].prompt_token_count = prompts[i].size();
+      batch[i].max_tokens = static_cast<std::uint32_t>(6 + 5 * (i % 4));
+      batch[i].flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+      if (sampled) batch[i].sampling = &sampling[i];
+    }
+    const std::vector<std::size_t> cancels(
+        cancel_after.begin(), cancel_after.begin() + static_cast<std::ptrdiff_t>(requests));
+    out = run_cancelling(*gpu, batch, cancels);
+    EXPECT_EQ(gpu->steps_queued_behind() > 0, overlap) << "overlap " << overlap;
+    lpx_engine_stats stats{};
+    gpu->stats(stats);
+    EXPECT_EQ(stats.kv_blocks_used, 0u);
+    return out;
+  };
+  const auto expect_same = [&](const std::vector<Generation>& a, const std::vector<Generation>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_TRUE(a[i].error.empty()) << a[i].error;
+      ASSERT_TRUE(b[i].error.empty()) << b[i].error;
+      EXPECT_EQ(a[i].tokens, b[i].tokens) << "request " << i;
+      if (cancel_after[i] != 0) {
+        EXPECT_EQ(a[i].finish_reason, LPX_FINISH_CANCELLED) << "request " << i;
+        EXPECT_EQ(a[i].tokens.size(), cancel_after[i]) << "request " << i;
+      }
+    }
+  };
+  for (bool sampled : {false, true}) {
+    SCOPED_TRACE(sampled ? "sampled" : "greedy");
+    expect_same(run(true, false, kRequests, sampled), run(false, false, kRequests, sampled));
+  }
+  SCOPED_TRACE("the persistent kernel, one sequence");
+  expect_same(run(true, true, 1, false), run(false, false, 1, false));
+}
+
 // Asked of a model it is not built for, the option is refused at load, saying why.
 TEST(CudaMegakernel, IsRefusedSayingWhyForAModelItIsNotBuiltFor) {
   LPX_REQUIRE_GPU();

@@ -353,6 +353,33 @@ TEST(EmbedRows, OutOfRangeTokensGiveNaN) {
       std::vector<float>(got.begin() + 2 * columns, got.end())));
 }
 
+// A queued step's token -(o + 1) is the pick the step before left at previous_picks[o]
+// (lpx_forward_args.previous_outputs): its row is that token's embedding.
+TEST(EmbedRows, NegativeTokensTakeThePreviousPicks) {
+  LPX_REQUIRE_GPU();
+  matmul_test::Random random(5001u);
+  const std::size_t rows = 6, columns = 64;
+  const std::vector<std::uint8_t> w_host = random_weights(random, LPX_TENSOR_Q8_0, rows, columns);
+  const DeviceBytes w = upload_bytes(w_host, 0);
+  const DeviceBuffer<std::int32_t> tokens(std::vector<std::int32_t>{-2, 1, -1});
+  const DeviceBuffer<std::int32_t> picks(std::vector<std::int32_t>{5, 3});
+  DeviceBuffer<float> out(3 * columns);
+  embed_rows(device_weight(LPX_TENSOR_Q8_0, w, rows, columns), tokens.get(), picks.get(), 3,
+             out.get(), nullptr);
+  EXPECT_CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> got = out.download();
+  const std::vector<float> values = dequantized_rows(LPX_TENSOR_Q8_0, w_host, rows, columns);
+  const std::size_t expected_rows[] = {3, 1, 5};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto row = static_cast<std::ptrdiff_t>(expected_rows[i] * columns);
+    EXPECT_TRUE(matmul_test::same_bits(
+        std::vector<float>(values.begin() + row, values.begin() + row + columns),
+        std::vector<float>(got.begin() + static_cast<std::ptrdiff_t>(i * columns),
+                           got.begin() + static_cast<std::ptrdiff_t>((i + 1) * columns))))
+        << "row " << i;
+  }
+}
+
 // An unsupported type fills y with NaN rather than leaving stale values.
 TEST(Gemv, UnsupportedTypeGivesNaN) {
   LPX_REQUIRE_GPU();

@@ -2,7 +2,8 @@
 // the paged KV cache and every activation stay in device memory, and each engine step is one
 // model_forward: a CUDA graph per decode batch size, quantized GEMV kernels for decode,
 // cuBLAS SGEMM for prefill, flash-decoding attention over the paged cache, and only the logits (or
-// the greedy token ids) crossing back. See kernels/cuda/launch.hpp for the kernels and
+// the greedy token ids) crossing back; decode steps are queued one behind the other (ABI 2.8
+// model_enqueue), their tokens taken on the device. See kernels/cuda/launch.hpp for the kernels and
 // docs/cuda.md for the design and its numbers.
 //
 // Creating an instance opens the GPU (option `gpu`) and fails, saying why, when CUDA is not
@@ -132,8 +133,8 @@ constexpr lpx_option_spec kOptions[] = {
                 "f32"),
 };
 
-constexpr const char* kCapabilities[] = {"device-models", "device-sampling", "f32-activations",
-                                         "cuda-graphs"};
+constexpr const char* kCapabilities[] = {"device-models", "device-sampling", "queued-steps",
+                                         "f32-activations", "cuda-graphs"};
 
 }  // namespace
 

@@ -24,6 +24,7 @@ k::MegakernelStep DenseDeviceModel::megakernel_step() const {
   k::MegakernelStep step;
   step.token_embd = weights_.token_embd;
   step.tokens = tokens_;
+  step.previous_picks = argmax_.get();
   step.x = x_.get();
   step.head = {weights_.output, k::GemvInput{x_.get(), weights_.output_norm, shape_.rms_norm_eps},
                head_output(true)};
@@ -103,7 +104,7 @@ void DenseDeviceModel::run_megakernel(const StepShape& shape) {
                                   stream_),
              "launching the persistent decode kernel (" +
                  std::to_string(megakernel_launch_.grid) + " blocks)");
-  read_back_tokens(1);
+  read_back_tokens(shape);
 }
 
 }  // namespace lpx::cuda_backend

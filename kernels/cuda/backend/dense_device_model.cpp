@@ -75,7 +75,6 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
   const std::size_t tables = static_cast<std::size_t>(max_sequences_ + 1) * table_stride_;
   const std::size_t input_count = kInputArrays * rows + tables;
-  host_inputs_ = PinnedArray<std::int32_t>(input_count, "step inputs");
   inputs_ = DeviceArray<std::int32_t>(input_count, "step inputs");
   tokens_ = inputs_.get();
   positions_ = tokens_ + rows;
@@ -83,12 +82,19 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
   row_sequence_ = slots_ + rows;
   output_rows_ = row_sequence_ + rows;
   block_tables_ = output_rows_ + rows;
-  // The padding rows' sequence: every block is the sink block.
-  std::int32_t* pad_table = host_inputs_.get() + kInputArrays * rows +
-                            static_cast<std::size_t>(max_sequences_) * table_stride_;
-  std::fill_n(pad_table, table_stride_, static_cast<std::int32_t>(desc.kv_blocks));
+  const std::size_t outputs = static_cast<std::size_t>(max_sequences_);
+  for (Staging& slot : staging_) {
+    slot.inputs = PinnedArray<std::int32_t>(input_count, "step inputs");
+    slot.programs = PinnedArray<lpx_sampling_program>(outputs, "sampling programs");
+    slot.argmax = PinnedArray<std::int32_t>(outputs, "argmax");
+  }
+  // The padding rows' sequence: every block is the sink block (uploaded once; steps upload
+  // only their sequences' rows).
+  std::vector<std::int32_t> pad_table(static_cast<std::size_t>(table_stride_),
+                                      static_cast<std::int32_t>(desc.kv_blocks));
   check_cuda(cudaMemcpy(block_tables_ + static_cast<std::size_t>(max_sequences_) * table_stride_,
-                        pad_table, table_stride_ * sizeof(std::int32_t), cudaMemcpyHostToDevice),
+                        pad_table.data(), pad_table.size() * sizeof(std::int32_t),
+                        cudaMemcpyHostToDevice),
              "uploading the padding block table");
 
   const std::size_t embd = desc.n_embd;
@@ -103,15 +109,12 @@ DenseDeviceModel::DenseDeviceModel(const CudaDevice& device, const DenseModel& d
                   [](const DeviceLayer& layer) { return layer.ffn_gate_up.rows > 0; });
   if (!all_interleaved) up_ = DeviceArray<float>(rows * desc.n_ff, "activations");
   if (separate_residual) proj_ = DeviceArray<float>(rows * embd, "activations");
-  const std::size_t outputs = static_cast<std::size_t>(max_sequences_);
   head_in_ = DeviceArray<float>(outputs * embd, "activations");
   logits_ = DeviceArray<float>(outputs * desc.n_vocab, "logits");
   argmax_ = DeviceArray<std::int32_t>(outputs, "argmax");
   argmax_keys_ = DeviceArray<unsigned long long>(outputs, "argmax keys");
   check_cuda(cudaMemset(argmax_keys_.get(), 0, argmax_keys_.bytes()), "clearing the argmax keys");
   host_logits_ = PinnedArray<float>(outputs * desc.n_vocab, "logits");
-  host_argmax_ = PinnedArray<std::int32_t>(outputs, "argmax");
-  host_programs_ = PinnedArray<lpx_sampling_program>(outputs, "sampling programs");
   programs_ = DeviceArray<lpx_sampling_program>(outputs, "sampling programs");
   attention_partial_ = DeviceArray<float>(
       k::attention_partial_floats(attention_rows_, static_cast<int>(desc.n_head),
@@ -189,9 +192,11 @@ int DenseDeviceModel::decode_bucket(const lpx_forward_args& a) const noexcept {
   return std::min(bucket, max_sequences_);  // at most 64: kGemvRows is a power of two
 }
 
-DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket) {
+DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_args& a, int bucket,
+                                                           int slot,
+                                                           const std::int32_t* previous) {
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
-  std::int32_t* tokens = host_inputs_.get();
+  std::int32_t* tokens = staging_[static_cast<std::size_t>(slot)].inputs.get();
   std::int32_t* positions = tokens + rows;
   std::int32_t* slots = positions + rows;
   std::int32_t* row_sequence = slots + rows;
@@ -199,6 +204,7 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
   std::int32_t* tables = output_rows + rows;
   const auto block_size = static_cast<std::int32_t>(shape_.kv_block_size);
   StepShape shape;
+  shape.slot = slot;
   for (std::uint32_t s = 0; s < a.n_sequences; ++s) {
     const std::uint32_t begin = a.sequence_rows[s];
     const std::uint32_t end = a.sequence_rows[s + 1];
@@ -215,7 +221,14 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
       if (block < 0 || block >= static_cast<std::int32_t>(shape_.kv_blocks)) {
         invalid("KV block " + std::to_string(block) + " out of range");
       }
-      tokens[r] = a.tokens[r];
+      if (previous != nullptr && previous[r] >= 0) {
+        tokens[r] = -(previous[r] + 1);  // the SDK checked previous[r] < the last step's outputs
+      } else if (a.tokens[r] < 0 || a.tokens[r] >= static_cast<std::int32_t>(shape_.n_vocab)) {
+        invalid("token " + std::to_string(a.tokens[r]) + " of row " + std::to_string(r) +
+                " outside the vocabulary");
+      } else {
+        tokens[r] = a.tokens[r];
+      }
       positions[r] = p;
       slots[r] = block * block_size + p % block_size;
       row_sequence[r] = static_cast<std::int32_t>(s);
@@ -262,7 +275,7 @@ DenseDeviceModel::StepShape DenseDeviceModel::stage_inputs(const lpx_forward_arg
 }
 
 void DenseDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape& shape) {
-  lpx_sampling_program* programs = host_programs_.get();
+  lpx_sampling_program* programs = staging_[static_cast<std::size_t>(shape.slot)].programs.get();
   std::copy_n(a.sampling, a.n_outputs, programs);
   lpx_sampling_program greedy{};  // padding rows of a graph bucket pick something cheap
   greedy.n_ops = 1;
@@ -272,19 +285,20 @@ void DenseDeviceModel::stage_programs(const lpx_forward_args& a, const StepShape
 
 void DenseDeviceModel::upload_inputs(const StepShape& shape, int sequences, int table_width) {
   const std::size_t rows = static_cast<std::size_t>(max_rows_);
-  check_cuda(cudaMemcpyAsync(inputs_.get(), host_inputs_.get(),
+  const Staging& slot = staging_[static_cast<std::size_t>(shape.slot)];
+  check_cuda(cudaMemcpyAsync(inputs_.get(), slot.inputs.get(),
                              kInputArrays * rows * sizeof(std::int32_t), cudaMemcpyHostToDevice,
                              stream_),
              "uploading the step inputs");
   // Block tables: the sequences' rows, table_width entries of each.
   const std::size_t pitch = static_cast<std::size_t>(table_stride_) * sizeof(std::int32_t);
-  check_cuda(cudaMemcpy2DAsync(block_tables_, pitch, host_inputs_.get() + kInputArrays * rows,
+  check_cuda(cudaMemcpy2DAsync(block_tables_, pitch, slot.inputs.get() + kInputArrays * rows,
                                pitch, static_cast<std::size_t>(table_width) * sizeof(std::int32_t),
                                static_cast<std::size_t>(sequences), cudaMemcpyHostToDevice,
                                stream_),
              "uploading the block tables");
   if (shape.programs) {
-    check_cuda(cudaMemcpyAsync(programs_.get(), host_programs_.get(),
+    check_cuda(cudaMemcpyAsync(programs_.get(), slot.programs.get(),
                                static_cast<std::size_t>(shape.outputs) *
                                    sizeof(lpx_sampling_program),
                                cudaMemcpyHostToDevice, stream_),
@@ -292,9 +306,10 @@ void DenseDeviceModel::upload_inputs(const StepShape& shape, int sequences, int 
   }
 }
 
-void DenseDeviceModel::read_back_tokens(int outputs) {
-  check_cuda(cudaMemcpyAsync(host_argmax_.get(), argmax_.get(),
-                             static_cast<std::size_t>(outputs) * sizeof(std::int32_t),
+void DenseDeviceModel::read_back_tokens(const StepShape& shape) {
+  check_cuda(cudaMemcpyAsync(staging_[static_cast<std::size_t>(shape.slot)].argmax.get(),
+                             argmax_.get(),
+                             static_cast<std::size_t>(shape.outputs) * sizeof(std::int32_t),
                              cudaMemcpyDeviceToHost, stream_),
              "reading the token ids back");
 }
@@ -428,7 +443,7 @@ void DenseDeviceModel::add_to_residual(const StepShape& s, const k::DeviceWeight
 
 void DenseDeviceModel::enqueue_step(const StepShape& s) {
   const int embd = static_cast<int>(shape_.n_embd);
-  k::embed_rows(weights_.token_embd, tokens_, s.rows, x_.get(), stream_);
+  k::embed_rows(weights_.token_embd, tokens_, argmax_.get(), s.rows, x_.get(), stream_);
   k::scale_and_cap(x_.get(), static_cast<std::size_t>(s.rows) * embd, shape_.embedding_scale,
                    0.0f, stream_);
   for (std::size_t i = 0; i < weights_.layers.size(); ++i) {
@@ -459,7 +474,7 @@ void DenseDeviceModel::enqueue_step(const StepShape& s) {
 }
 
 void DenseDeviceModel::run_graph(const StepShape& s) {
-  const std::pair<int, bool> key{s.rows, s.programs};
+  const std::tuple<int, bool, int> key{s.rows, s.programs, s.slot};
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
     cudaGraph_t graph = nullptr;
@@ -470,7 +485,7 @@ void DenseDeviceModel::run_graph(const StepShape& s) {
       // whole table rows, as the longest sequence grows), kernels, the picked tokens back.
       upload_inputs(s, s.rows, table_stride_);
       enqueue_step(s);
-      read_back_tokens(s.outputs);
+      read_back_tokens(s);
     } catch (...) {
       cudaStreamEndCapture(stream_, &graph);
       if (graph != nullptr) cudaGraphDestroy(graph);
@@ -487,12 +502,13 @@ void DenseDeviceModel::run_graph(const StepShape& s) {
   check_cuda(cudaGraphLaunch(it->second, stream_), "launching the decode graph");
 }
 
-void DenseDeviceModel::forward(const lpx_forward_args& a) {
+void DenseDeviceModel::launch_step(const lpx_forward_args& a, int slot,
+                                   const std::int32_t* previous) {
   // The engine thread is not the one that loaded the model; the current device is per thread.
   check_cuda(cudaSetDevice(device_.index), "cudaSetDevice");
   check_args(a);
   const int bucket = decode_bucket(a);
-  StepShape shape = stage_inputs(a, bucket);
+  StepShape shape = stage_inputs(a, bucket, slot, previous);
   shape.programs = a.sampling != nullptr && a.n_outputs > 0;
   try {
     if (shape.programs) stage_programs(a, shape);
@@ -503,19 +519,29 @@ void DenseDeviceModel::forward(const lpx_forward_args& a) {
     } else {
       upload_inputs(shape, static_cast<int>(a.n_sequences), shape.table_blocks);
       enqueue_step(shape);
-      if (a.n_outputs > 0 && a.argmax != nullptr) read_back_tokens(static_cast<int>(a.n_outputs));
+      // The picks; a sampled row's output of the step is its token, as a greedy row's.
+      if (a.n_outputs > 0 && a.argmax != nullptr) read_back_tokens(shape);
     }
     check_cuda(cudaGetLastError(), "launching the step's kernels");
   } catch (...) {
-    // Let what was enqueued finish before the pinned inputs are written again, and leave the
-    // attention counters zero for the next step even if a launch was cut short.
-    cudaStreamSynchronize(stream_);
-    (void)cudaGetLastError();  // a failed launch's error belongs to this step, not the next
-    cudaMemsetAsync(attention_counters_.get(), 0, attention_counters_.bytes(), stream_);
-    cudaMemsetAsync(argmax_keys_.get(), 0, argmax_keys_.bytes(), stream_);
-    cudaStreamSynchronize(stream_);
+    recover();
     throw;
   }
+}
+
+void DenseDeviceModel::recover() noexcept {
+  // Let what was enqueued finish before pinned inputs are written again, and leave the
+  // attention counters and argmax keys zero for the next step even if a launch was cut short.
+  cudaStreamSynchronize(stream_);
+  (void)cudaGetLastError();  // a failed launch's error belongs to this step, not the next
+  cudaMemsetAsync(attention_counters_.get(), 0, attention_counters_.bytes(), stream_);
+  cudaMemsetAsync(argmax_keys_.get(), 0, argmax_keys_.bytes(), stream_);
+  cudaStreamSynchronize(stream_);
+}
+
+void DenseDeviceModel::forward(const lpx_forward_args& a) {
+  // Nothing is queued (the SDK refuses model_forward otherwise): every slot is free.
+  launch_step(a, 0, nullptr);
   const std::size_t logit_count = std::size_t{a.n_outputs} * shape_.n_vocab;
   if (a.n_outputs > 0 && a.logits != nullptr) {
     check_cuda(cudaMemcpyAsync(host_logits_.get(), logits_.get(), logit_count * sizeof(float),
@@ -523,9 +549,11 @@ void DenseDeviceModel::forward(const lpx_forward_args& a) {
                "reading the logits back");
   }
   // The one synchronisation of the step: its results are needed on the host.
-  check_cuda(cudaStreamSynchronize(stream_), "running the step");
+  const cudaError_t ran = cudaStreamSynchronize(stream_);
+  if (ran != cudaSuccess) recover();
+  check_cuda(ran, "running the step");
   if (a.n_outputs > 0 && a.argmax != nullptr) {
-    std::memcpy(a.argmax, host_argmax_.get(), a.n_outputs * sizeof(std::int32_t));
+    std::memcpy(a.argmax, staging_[0].argmax.get(), a.n_outputs * sizeof(std::int32_t));
   }
   if (a.n_outputs > 0 && a.logits != nullptr) {
     std::memcpy(a.logits, host_logits_.get(), logit_count * sizeof(float));

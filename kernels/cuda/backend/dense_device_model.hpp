@@ -2,7 +2,9 @@
 // activation buffer of a step, allocated once at load. forward() runs one engine step:
 // copy the step's inputs (token ids, positions, KV slots, block tables) to the device in two
 // copies, run every layer's kernels on one stream, copy the logits (or the token ids picked
-// on the device: greedy, or each row's sampling program) back, and synchronise once.
+// on the device: greedy, or each row's sampling program) back, and synchronise once. enqueue()
+// and wait() split a token-ids step in two (queued steps, dense_device_queue.cpp), so the next
+// step is launched before this one's picks are read.
 //
 // Per layer, at decode sizes, six launches:
 //   q, k, v     one GEMV over the stacked matrices, reading the residual stream x normalised
@@ -41,10 +43,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <lpx/cpp/plugin.hpp>
@@ -69,23 +74,36 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   ~DenseDeviceModel() override;
 
   void forward(const lpx_forward_args& args) override;
+  // Queued steps (ABI 2.8; dense_device_queue.cpp): a step is launched and returns; its picks
+  // reach the host in the wait that completes it. A row taking the previous step's pick reads
+  // it from argmax_ on the device, where that step left it.
+  void enqueue(const lpx_forward_args& args) override;
+  void wait() override;
   void describe(lpx_device_model_info& info) const;
 
  private:
   struct StepShape {
+    int slot = 0;           // the host staging area (staging_) it goes through
     int rows = 0;           // rows the kernels run on (the bucket, for graphs)
     int outputs = 0;        // rows whose logits come out
     int table_blocks = 0;   // blocks of the longest sequence's table
     bool programs = false;  // the output rows' tokens come from sampling programs
     bool outputs_are_rows = false;  // output row i is row i, for every row: no gather
   };
-  // Stages args into the pinned input area; returns the shape to run. `bucket` > 0 pads a pure
-  // decode step to that many rows.
-  StepShape stage_inputs(const lpx_forward_args& args, int bucket);
+  // Stages args into slot `slot`'s pinned inputs; returns the shape to run. `bucket` > 0 pads
+  // a pure decode step to that many rows. `previous` (previous_outputs, or NULL): such rows'
+  // tokens are staged as -(o + 1), which the embedding reads as argmax_[o].
+  StepShape stage_inputs(const lpx_forward_args& args, int bucket, int slot,
+                         const std::int32_t* previous);
+  // Stages and launches the whole step through staging slot `slot`, its picks copied back
+  // there. On a failure, leaves the stream idle and the counters clear.
+  void launch_step(const lpx_forward_args& args, int slot, const std::int32_t* previous);
+  // After a failure: what was enqueued finished, the last error taken, counters and keys zero.
+  void recover() noexcept;
   // Copies the staged inputs up: the five row arrays, `table_width` entries of the first
   // `sequences` block-table rows, and the sampling programs of a shape that has them.
   void upload_inputs(const StepShape& shape, int sequences, int table_width);
-  void read_back_tokens(int outputs);  // the picked tokens into host_argmax_
+  void read_back_tokens(const StepShape& shape);  // the picked tokens into its slot
   void enqueue_step(const StepShape& shape);  // every kernel of the step, on stream_
   void attention_block(const StepShape& shape, const DeviceLayer& layer, int index);
   void feed_forward_block(const StepShape& shape, const DeviceLayer& layer);
@@ -109,7 +127,7 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   kernels::cuda::RopeStoreArgs rope_store_args(int rows, int index) const;
   kernels::cuda::AttentionArgs attention_args(int index, int first, int rows) const;
   void run_graph(const StepShape& shape);
-  void stage_programs(const lpx_forward_args& args, const StepShape& shape);  // host side
+  void stage_programs(const lpx_forward_args& args, const StepShape& shape);  // its slot
   void check_args(const lpx_forward_args& args) const;
 
   CudaDevice device_;
@@ -133,7 +151,6 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   // positions, slots, row_sequence, output_rows) then the block tables, (max_sequences + 1) x
   // table_stride (the last row belongs to the padding rows and points at the sink block).
   int max_rows_, max_sequences_;
-  PinnedArray<std::int32_t> host_inputs_;
   DeviceArray<std::int32_t> inputs_;
   std::int32_t* tokens_ = nullptr;  // device views into inputs_
   std::int32_t* positions_ = nullptr;
@@ -151,14 +168,33 @@ class DenseDeviceModel final : public lpx::DeviceModel {
   DeviceArray<std::uint32_t> attention_counters_;  // attention_rows_ x n_head_kv, left zero
   DeviceArray<std::int32_t> argmax_;          // the picked tokens, argmax or programs
   DeviceArray<unsigned long long> argmax_keys_;  // the head GEMV's fused argmax, left zero
-  PinnedArray<lpx_sampling_program> host_programs_;
   DeviceArray<lpx_sampling_program> programs_;  // max_sequences: one per output row
   PinnedArray<float> host_logits_;
-  PinnedArray<std::int32_t> host_argmax_;
+  // A step's host side: its staged inputs (the layout of inputs_) and programs, its picks, and
+  // the event after its last copy. Two, so that a step is staged while the one before it runs;
+  // a slot is staged again only once its step is complete (two queued at most).
+  struct Staging {
+    PinnedArray<std::int32_t> inputs;
+    PinnedArray<lpx_sampling_program> programs;
+    PinnedArray<std::int32_t> argmax;
+    CudaEvent done;
+  };
+  std::array<Staging, 2> staging_;
+  // Queued steps, oldest first: slot, where the picks go, how many; doomed once a step queued
+  // before it has failed.
+  struct QueuedStep {
+    int slot;
+    std::int32_t* argmax;
+    std::uint32_t outputs;
+    bool doomed;
+  };
+  std::deque<QueuedStep> queued_;
+  int next_slot_ = 0;
   int attention_rows_;    // query rows per attention launch (bounds the partial scratch)
   int attention_splits_;  // chunks a row's positions are cut into (attention_splits)
 
-  std::map<std::pair<int, bool>, cudaGraphExec_t> graphs_;  // (bucket, programs) -> the step
+  // (bucket, programs, slot) -> the step; a graph reads and writes its slot's pinned memory.
+  std::map<std::tuple<int, bool, int>, cudaGraphExec_t> graphs_;
 
   // The persistent kernel, when asked for: its step's arguments, its plan (device), its launch.
   bool use_megakernel_;

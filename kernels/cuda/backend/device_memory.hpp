@@ -98,4 +98,19 @@ class CudaStream {
   cudaStream_t stream_ = nullptr;
 };
 
+// An owned event without timing: where a queued step's work ends on its stream.
+class CudaEvent {
+ public:
+  CudaEvent() {
+    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~CudaEvent() { cudaEventDestroy(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  cudaEvent_t get() const noexcept { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 }  // namespace lpx::cuda_backend
