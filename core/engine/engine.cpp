@@ -254,6 +254,9 @@ void Engine::stats(lpx_engine_stats& out) const {
     out.spec_draft_tokens = draft_tokens_.load(std::memory_order_relaxed);
     out.spec_accepted_tokens = accepted_tokens_.load(std::memory_order_relaxed);
   }
+  if (out.struct_size >= offsetof(lpx_engine_stats, steps_queued_behind) + sizeof(out.steps_queued_behind)) {
+    out.steps_queued_behind = steps_queued_behind();
+  }
 }
 
 }  // namespace lpx::core

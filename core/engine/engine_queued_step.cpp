@@ -70,10 +70,12 @@ void Engine::advance_queue() {
       next_batch_.output_rows.push_back(o);
       previous_outputs_[o] = static_cast<std::int32_t>(o);
     }
+    bool drawn = false;  // next_programs_ holds a draw for every row
     try {
       const lpx_sampling_program* programs = nullptr;
       if (pick_ == TokenPick::device_program) {
         next_programs(next_requests_, next_programs_);
+        drawn = true;
         programs = next_programs_.data();
       }
       forward_->queue_picks(next_batch_, programs, previous_outputs_.data(), next_picks_.data());
@@ -86,7 +88,7 @@ void Engine::advance_queue() {
       spdlog::warn("engine: queueing a step behind the last one failed ({}); its rows run in "
                    "the next step",
                    e.what());
-      if (pick_ == TokenPick::device_program) {
+      if (drawn) {  // (a sampler whose draw failed fails again in the next step)
         for (std::size_t o = 0; o < next_requests_.size(); ++o) {
           next_requests_[o]->drawn_program = next_programs_[o];
         }

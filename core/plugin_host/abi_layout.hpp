@@ -175,8 +175,10 @@ static_assert(offsetof(lpx_model_entry, idle_seconds) == 48 && offsetof(lpx_mode
 static_assert(offsetof(lpx_candidates, has_probabilities) == 28 && offsetof(lpx_candidates, tokens_left) == 32,
               "the 2.0 candidates and their 2.2 tokens_left cannot change");
 static_assert(offsetof(lpx_engine_stats, steps) == 40 && offsetof(lpx_engine_stats, prefix_cache_hits) == 48 &&
-                  offsetof(lpx_engine_stats, spec_draft_tokens) == 80,
-              "the 2.0 engine stats and their 2.2 prefix-cache and speculative counters cannot change");
+                  offsetof(lpx_engine_stats, spec_draft_tokens) == 80 &&
+                  offsetof(lpx_engine_stats, steps_queued_behind) == 96,
+              "the 2.0 engine stats, their 2.2 prefix-cache and speculative counters and their 2.8 "
+              "queued steps cannot change");
 static_assert(offsetof(lpx_run_context, host_commit) == 64 && offsetof(lpx_run_context, models) == 72 &&
                   offsetof(lpx_run_context, run_record_json) == 88,
               "the 2.0 run context and its 2.5 models and run record cannot change");

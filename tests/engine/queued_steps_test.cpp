@@ -47,6 +47,16 @@ class QueuedSteps : public ::testing::Test {
     r.max_tokens = max_tokens;
     return r;
   }
+  // One turn of `session`: `prompt` to max_tokens, ending at end of generation unless
+  // `ignore_eog`.
+  static Generation turn(core::Engine& engine, std::uint64_t session,
+                         const std::vector<std::int32_t>& prompt, std::uint32_t max_tokens,
+                         bool ignore_eog) {
+    lpx_request r = request(prompt, max_tokens);
+    r.session = session;
+    if (ignore_eog) r.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
+    return generate(engine, r);
+  }
   static void expect_cache_empty(core::Engine& engine) {
     lpx_engine_stats stats{};
     engine.stats(stats);
@@ -114,6 +124,10 @@ TEST_F(QueuedSteps, GoOnWhileWaitingRequestsCannotBeAdmitted) {
   // 28 of each request's 30 steps ran behind the one before (all but its prefill and its
   // first decode step), two of the three requests' while others waited.
   EXPECT_EQ(e->steps_queued_behind(), 3u * 28);
+  lpx_engine_stats stats{};
+  stats.struct_size = sizeof(stats);
+  e->stats(stats);
+  EXPECT_EQ(stats.steps_queued_behind, 3u * 28);
 }
 
 // Seeded sampling runs as programs on the device: the draws of step N + 1 are taken before
@@ -185,19 +199,14 @@ TEST_F(QueuedSteps, ASequenceThatEndsLosesOnlyItsQueuedRow) {
     expect_cache_empty(*e);
 
     const std::uint64_t session = e->session_create();
-    lpx_request first = request(ending, 30);
-    first.session = session;
-    const Generation turn = generate(*e, first);
-    ASSERT_TRUE(turn.error.empty()) << turn.error;
-    EXPECT_EQ(turn.finish_reason, LPX_FINISH_EOG);
+    const Generation ended = turn(*e, session, ending, 30, false);
+    ASSERT_TRUE(ended.error.empty()) << ended.error;
+    EXPECT_EQ(ended.finish_reason, LPX_FINISH_EOG);
     // The next turn continues from the answer with tokens of its own: position 3, where the
     // discarded row wrote </s>, now holds 517.
     std::vector<std::int32_t> next = ending;
     next.insert(next.end(), {answer[0], 517, 518, 519});
-    lpx_request second = request(next, 12);
-    second.session = session;
-    second.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
-    const Generation continued = generate(*e, second);
+    const Generation continued = turn(*e, session, next, 12, true);
     ASSERT_TRUE(continued.error.empty()) << continued.error;
     EXPECT_EQ(continued.cached_tokens, ending.size() + 1);
     EXPECT_EQ(continued.tokens, expected_tokens(next, 12));
@@ -215,19 +224,13 @@ TEST_F(QueuedSteps, ASessionsNextTurnReusesWhatQueuedStepsComputed) {
     auto e = engine(mode);
     ASSERT_NE(e, nullptr);
     const std::uint64_t session = e->session_create();
-    lpx_request first = request(prompt, 8);
-    first.session = session;
-    first.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
-    const Generation turn = generate(*e, first);
-    ASSERT_TRUE(turn.error.empty()) << turn.error;
-    EXPECT_EQ(turn.tokens, answer);
+    const Generation first = turn(*e, session, prompt, 8, true);
+    ASSERT_TRUE(first.error.empty()) << first.error;
+    EXPECT_EQ(first.tokens, answer);
     std::vector<std::int32_t> next = prompt;
     next.insert(next.end(), answer.begin(), answer.end());
     next.insert(next.end(), {600, 601});
-    lpx_request second = request(next, 5);
-    second.session = session;
-    second.flags = LPX_REQUEST_IGNORE_END_OF_GENERATION;
-    const Generation continued = generate(*e, second);
+    const Generation continued = turn(*e, session, next, 5, true);
     ASSERT_TRUE(continued.error.empty()) << continued.error;
     // The prompt and the seven answer tokens fed back (the eighth never was).
     EXPECT_EQ(continued.cached_tokens, prompt.size() + 7);

@@ -45,7 +45,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -180,16 +179,17 @@ class DenseDeviceModel final : public lpx::DeviceModel {
     CudaEvent done;
   };
   std::array<Staging, 2> staging_;
-  // Queued steps, oldest first: slot, where the picks go, how many; doomed once a step queued
-  // before it has failed.
+  // Queued steps: where the picks go, how many; doomed once a step queued before it failed.
+  // A ring of two by staging slot (the SDK lets no more be queued): the oldest is at
+  // oldest_slot_, and the next is staged at (oldest_slot_ + queued_count_) % 2.
   struct QueuedStep {
-    int slot;
-    std::int32_t* argmax;
-    std::uint32_t outputs;
-    bool doomed;
+    std::int32_t* argmax = nullptr;
+    std::uint32_t outputs = 0;
+    bool doomed = false;
   };
-  std::deque<QueuedStep> queued_;
-  int next_slot_ = 0;
+  std::array<QueuedStep, 2> queued_{};
+  int oldest_slot_ = 0;
+  int queued_count_ = 0;
   int attention_rows_;    // query rows per attention launch (bounds the partial scratch)
   int attention_splits_;  // chunks a row's positions are cut into (attention_splits)
 

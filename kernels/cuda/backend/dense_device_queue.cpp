@@ -18,7 +18,7 @@ namespace lpx::cuda_backend {
 void DenseDeviceModel::enqueue(const lpx_forward_args& a) {
   // The SDK has checked the contract: argmax set, no logits, fewer than two queued, and
   // previous_outputs naming outputs of the step queued just before.
-  const int slot = next_slot_;
+  const int slot = (oldest_slot_ + queued_count_) % 2;
   const std::int32_t* previous =
       a.struct_size >= offsetof(lpx_forward_args, previous_outputs) + sizeof(void*)
           ? a.previous_outputs
@@ -30,20 +30,23 @@ void DenseDeviceModel::enqueue(const lpx_forward_args& a) {
     recover();
     check_cuda(recorded, "recording the end of a queued step");
   }
-  queued_.push_back({slot, a.argmax, a.n_outputs, false});
-  next_slot_ = 1 - slot;
+  queued_[static_cast<std::size_t>(slot)] = {a.argmax, a.n_outputs, false};
+  ++queued_count_;
 }
 
 void DenseDeviceModel::wait() {
-  const QueuedStep step = queued_.front();
-  queued_.pop_front();
+  const int index = oldest_slot_;
+  const QueuedStep step = queued_[static_cast<std::size_t>(index)];
+  oldest_slot_ = 1 - index;
+  --queued_count_;
+  const Staging& slot = staging_[static_cast<std::size_t>(index)];
   if (step.doomed) {
+    (void)cudaEventSynchronize(slot.done.get());  // off the slot before it is staged again
     throw lpx::Error(LPX_ERR_INTERNAL, "a step queued before this one failed; its tokens were "
                                        "that step's picks");
   }
-  const Staging& slot = staging_[static_cast<std::size_t>(step.slot)];
   if (const cudaError_t ran = cudaEventSynchronize(slot.done.get()); ran != cudaSuccess) {
-    for (QueuedStep& behind : queued_) behind.doomed = true;
+    if (queued_count_ > 0) queued_[static_cast<std::size_t>(oldest_slot_)].doomed = true;
     recover();
     check_cuda(ran, "running a queued step");
   }

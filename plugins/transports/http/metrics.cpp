@@ -213,6 +213,9 @@ std::string ServerMetrics::render(const std::vector<ModelSample>& models) {
                 models, &S::prefix_cache_blocks);
   engine_family(out, "lpx_spec_draft_tokens_total", "counter", "Speculative draft tokens verified by the model",
                 models, &S::spec_draft_tokens);
+  engine_family(out, "lpx_engine_steps_queued_behind_total", "counter",
+                "Steps the device ran queued behind the one before, without waiting for the host",
+                models, &S::steps_queued_behind);
   engine_family(out, "lpx_spec_accepted_tokens_total", "counter", "Speculative draft tokens the model confirmed",
                 models, &S::spec_accepted_tokens);
   const auto [resident, virtual_size] = process_memory();

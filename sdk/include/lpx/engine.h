@@ -239,6 +239,9 @@ typedef struct lpx_engine_stats {
    * model confirmed (each an extra token of a step); their ratio is the acceptance. */
   uint64_t spec_draft_tokens;
   uint64_t spec_accepted_tokens;
+  /* since 2.8: steps a device ran queued behind the step before, without waiting for the host
+   * (quant_backend.h, model_enqueue; [engine] overlap_steps). */
+  uint64_t steps_queued_behind;
 } lpx_engine_stats;
 
 /* Flags of tokenize / detokenize (since 1.3). */
