@@ -91,7 +91,10 @@ Engine::Engine(EngineParts parts, EngineConfig config, Hyperparameters h, Transf
     auto device = std::make_unique<DeviceForward>(model_, *parts_.backend, *cache_,
                                                   config_.batch_tokens,
                                                   config_.max_sequences, config_.context_size);
-    spdlog::info("engine: model on {}", device->describe());
+    const char* steps = !device->can_queue() ? ""
+                        : config_.overlap_steps  ? "; decode steps queued behind each other"
+                                                 : "; each step alone (overlap_steps = false)";
+    spdlog::info("engine: model on {}{}", device->describe(), steps);
     forward_ = std::move(device);
   } else {
     forward_ = std::make_unique<TransformerForward>(model_, *parts_.backend, *cache_,

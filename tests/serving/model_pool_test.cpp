@@ -137,7 +137,11 @@ TEST(ModelPool, AnIdleModelUnloadsAfterKeepAliveButTheDefaultStays) {
   std::this_thread::sleep_for(150ms);
   EXPECT_EQ(state_of(pool, "b"), LPX_MODEL_LOADED) << "leased models never unload";
   pool.release(o.lease->id);
-  for (int i = 0; i < 200 && state_of(pool, "b") != LPX_MODEL_UNLOADED; ++i) std::this_thread::sleep_for(10ms);
+  // The state turns UNLOADED under the pool's lock; the engine is destroyed after it, outside
+  // the lock: wait for both.
+  for (int i = 0; i < 200 && (state_of(pool, "b") != LPX_MODEL_UNLOADED || c.alive != 1); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
   EXPECT_EQ(state_of(pool, "b"), LPX_MODEL_UNLOADED);
   EXPECT_EQ(state_of(pool, "a"), LPX_MODEL_LOADED);
   EXPECT_EQ(c.alive, 1);
