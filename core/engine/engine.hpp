@@ -129,6 +129,8 @@ class Engine {
   TokenPick token_pick() const;  // for batch_requests_
   // After a step: the request's decoded row `token` is in its cache.
   static void record_decoded(Request& r, std::int32_t token);
+  // After a step: `n` prompt rows of the request, `tokens`, are in its cache.
+  void record_prompt_rows(Request& r, const std::int32_t* tokens, std::uint32_t n);
   // After a step: prompt blocks published, blocks out of every window given back.
   void after_step();
   // Each output row's token to its request (batch_requests_; picked_tokens_ or logits_).

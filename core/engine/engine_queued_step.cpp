@@ -119,9 +119,7 @@ void Engine::collect_queued(bool successor) {
     if (r->decoding()) {
       record_decoded(*r, batch_.tokens[o]);
     } else {  // its last prompt row, whose pick is its first token
-      r->sequence->tokens.push_back(batch_.tokens[o]);
-      ++r->prompt_done;
-      prompt_tokens_computed_.fetch_add(1, std::memory_order_relaxed);
+      record_prompt_rows(*r, &batch_.tokens[o], 1);
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);

@@ -99,11 +99,7 @@ void Engine::step() {
         record_decoded(r, batch_.tokens[bs.first_row]);
         break;
       }
-      for (std::uint32_t i = 0; i < bs.n_rows; ++i) r.sequence->tokens.push_back(batch_.tokens[bs.first_row + i]);
-      if (r.prompt_done < r.prompt.size()) {
-        r.prompt_done += bs.n_rows;
-        prompt_tokens_computed_.fetch_add(bs.n_rows, std::memory_order_relaxed);
-      }
+      record_prompt_rows(r, batch_.tokens.data() + bs.first_row, bs.n_rows);
     }
   }
   steps_.fetch_add(1, std::memory_order_relaxed);
@@ -115,6 +111,14 @@ void Engine::step() {
 void Engine::record_decoded(Request& r, std::int32_t token) {
   r.sequence->decoded_from = std::min(r.sequence->decoded_from, r.sequence->tokens.size());
   r.sequence->tokens.push_back(token);
+}
+
+void Engine::record_prompt_rows(Request& r, const std::int32_t* tokens, std::uint32_t n) {
+  r.sequence->tokens.insert(r.sequence->tokens.end(), tokens, tokens + n);
+  if (r.prompt_done < r.prompt.size()) {
+    r.prompt_done += n;
+    prompt_tokens_computed_.fetch_add(n, std::memory_order_relaxed);
+  }
 }
 
 void Engine::after_step() {

@@ -27,7 +27,7 @@ class DeferredSteps {
                           a.block_tables + std::size_t{a.n_sequences} * a.block_table_stride);
     s.output_rows.assign(a.output_rows, a.output_rows + a.n_outputs);
     if (a.sampling != nullptr) s.programs.assign(a.sampling, a.sampling + a.n_outputs);
-    if (const std::int32_t* previous = lpx::detail::previous_outputs(a)) {
+    if (const std::int32_t* previous = lpx::previous_outputs(a)) {
       s.previous_outputs.assign(previous, previous + a.n_rows);
     }
     s.args = a;

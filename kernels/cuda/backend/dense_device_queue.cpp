@@ -5,7 +5,6 @@
 // picks over. The stream keeps the steps in order, so a step's rows that take the previous
 // step's picks read them from argmax_, where that step's last kernel left them, before this
 // step's head overwrites them: the host never touches those tokens on the way.
-#include <cstddef>
 #include <cstring>
 
 #include <lpx/cpp/status.hpp>
@@ -19,11 +18,7 @@ void DenseDeviceModel::enqueue(const lpx_forward_args& a) {
   // The SDK has checked the contract: argmax set, no logits, fewer than two queued, and
   // previous_outputs naming outputs of the step queued just before.
   const int slot = (oldest_slot_ + queued_count_) % 2;
-  const std::int32_t* previous =
-      a.struct_size >= offsetof(lpx_forward_args, previous_outputs) + sizeof(void*)
-          ? a.previous_outputs
-          : nullptr;
-  launch_step(a, slot, previous);
+  launch_step(a, slot, lpx::previous_outputs(a));
   const Staging& staged = staging_[static_cast<std::size_t>(slot)];
   if (const cudaError_t recorded = cudaEventRecord(staged.done.get(), stream_);
       recorded != cudaSuccess) {

@@ -156,20 +156,19 @@ class DeviceModel {
   std::vector<std::int32_t> tokens_;  // the defaults' tokens with previous picks put in
 };
 
-namespace detail {
-// The forward arguments' previous_outputs, or NULL where the host's struct predates 2.8.
+// The forward arguments' previous_outputs, or NULL where the host's struct predates 2.8: what
+// a DeviceModel overriding enqueue reads.
 inline const std::int32_t* previous_outputs(const lpx_forward_args& args) noexcept {
   return args.struct_size >= offsetof(lpx_forward_args, previous_outputs) + sizeof(void*)
              ? args.previous_outputs
              : nullptr;
 }
-}  // namespace detail
 
 inline void DeviceModel::run_step(const lpx_forward_args& args) {
   if (queued_ > 0) {
     throw Error(LPX_ERR_CONFLICT, "model_forward: a queued step is not complete (model_wait)");
   }
-  if (detail::previous_outputs(args) != nullptr) {
+  if (previous_outputs(args) != nullptr) {
     throw Error(LPX_ERR_INVALID_ARGUMENT, "model_forward: previous_outputs is for model_enqueue");
   }
   previous_count_ = 0;  // previous_outputs name the step queued just before
@@ -184,7 +183,7 @@ inline void DeviceModel::queue_step(const lpx_forward_args& args) {
   if (queued_ >= 2) {
     throw Error(LPX_ERR_CONFLICT, "model_enqueue: two steps are queued already (model_wait)");
   }
-  if (const std::int32_t* previous = detail::previous_outputs(args)) {
+  if (const std::int32_t* previous = previous_outputs(args)) {
     for (std::uint32_t r = 0; r < args.n_rows; ++r) {
       if (previous[r] < -1) {
         throw Error(LPX_ERR_INVALID_ARGUMENT, "model_enqueue: row " + std::to_string(r) +
@@ -220,7 +219,7 @@ inline void DeviceModel::complete_step() {
 inline void DeviceModel::enqueue(const lpx_forward_args& args) {
   lpx_forward_args step = args;
   step.previous_outputs = nullptr;
-  if (const std::int32_t* previous = detail::previous_outputs(args)) {
+  if (const std::int32_t* previous = previous_outputs(args)) {
     tokens_.assign(args.tokens, args.tokens + args.n_rows);
     for (std::uint32_t r = 0; r < args.n_rows; ++r) {
       if (previous[r] >= 0) tokens_[r] = picks_[static_cast<std::size_t>(previous[r])];
