@@ -82,7 +82,7 @@ for model in "$@"; do
   file=$model
   if [[ $model == synth:* ]]; then  # llama-bench needs the file itself
     IFS=: read -r _ like type <<<"$model"
-    file=${TMPDIR:-/tmp}/lpx-synth-v3-$like-$type.gguf
+    file=${TMPDIR:-/tmp}/lpx-synth-v4-$like-$type.gguf
     [[ -f $file ]] || "$lpx" synth --like "$like" --type "$type" -o "$file" >/dev/null
   fi
   for ((rep = 0; rep < repetitions; rep++)); do

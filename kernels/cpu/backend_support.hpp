@@ -28,7 +28,7 @@ inline constexpr const char* kCapabilities[] = {
 inline constexpr lpx_option_spec kActivationsOption = lpx::one_of(
     lpx::option("activations", LPX_OPTION_STRING, "\"i16\"",
                 "Activation precision in matmuls: i16 = 16-bit blocks for Q8_0/Q4_0/Q4_1/Q5_0/Q5_1 "
-                "weights, f32 for the rest (the model's arithmetic within 1e-6 KL, integer speed); "
+                "and Q4_K/Q5_K/Q6_K weights, f32 for the rest (the model's arithmetic within 1e-6 KL, integer speed); "
                 "q8 = 8-bit blocks like llama.cpp (fastest, its exact results); f32 = float "
                 "activations against exactly dequantized weights (the reference, slowest)"),
     "q8|f32|i16");

@@ -7,7 +7,7 @@
 // only.
 //
 // Matmul activations (option `activations`): "i16" (default) rounds them to 16-bit blocks for
-// the 32-element weight types (reference/matmul_i16.hpp) and runs f32 for the others; "q8"
+// the 32-element and Q4_K/Q5_K/Q6_K weight types (reference/matmul_i16.hpp) and runs f32 for the others; "q8"
 // rounds them to the weight type's dot format, llama.cpp's arithmetic (reference/matmul.hpp);
 // "f32" keeps them f32 against exactly dequantized weights (reference/matmul_f32.hpp). All three
 // are bit-identical to cpu-scalar's.

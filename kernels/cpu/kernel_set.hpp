@@ -33,7 +33,7 @@ struct KernelSet {
   // f32 activations; the last argument is a per-thread scratch of f32_scratch_rows x columns floats.
   void (*dot_rows_f32)(const reference::F32MatmulArgs&, std::size_t, std::size_t, float*) noexcept;
   std::size_t f32_scratch_rows;
-  // int16 activations (the 32-element weight types); the last argument of dot_rows_i16 is the
+  // int16 activations (reference::i16_dot_type); the last argument of dot_rows_i16 is the
   // same per-thread scratch as dot_rows_f32's.
   void (*quantize_activations_i16)(const float*, std::size_t, std::size_t, void*) noexcept;
   void (*dot_rows_i16)(const reference::I16MatmulArgs&, std::size_t, std::size_t, void*) noexcept;

@@ -1,7 +1,7 @@
 // cpu-scalar: the portable CPU backend. Every kernel is the scalar reference of kernels/reference
 // (matmul: activations rounded to the weight type's dot format, then exact block dot products;
 // or, with `activations = "f32"`, f32 activations against exactly dequantized weights; or, with
-// "i16", 16-bit activation blocks for the 32-element weight types), on the
+// "i16", 16-bit activation blocks for the 32-element and Q4_K/Q5_K/Q6_K weight types), on the
 // calling thread: no SIMD, no threads, correct on any CPU. It is the baseline the
 // vectorised `cpu` backend is tested against (their results are bit-identical), and proves that
 // backends swap by editing one line of a pipeline file.

@@ -14,6 +14,7 @@
 // gguf Python reference: change one and results stop being bit-exact.
 #include "reference/block_bytes.hpp"
 #include "reference/dequantize_blocks.hpp"
+#include "reference/k_scales.hpp"
 
 namespace lpx::kernels::reference::blocks {
 namespace {
@@ -24,21 +25,6 @@ using block_bytes::read_i8;
 
 constexpr int kElements = 256;
 
-struct ScaleAndMin {
-  int scale;
-  int min;
-};
-
-// The 6-bit scale and min of sub-block s (0..7) of Q4_K / Q5_K. Bytes 0-3 hold the scales of
-// sub-blocks 0-3 in their low 6 bits, bytes 4-7 the mins; sub-blocks 4-7 take their low 4 bits
-// from bytes 8-11 (scale low nibble, min high nibble) and their top 2 bits from the spare top
-// bits of bytes 0-3 (scales) and 4-7 (mins).
-ScaleAndMin k_scale_and_min(const std::uint8_t* scales, int s) noexcept {
-  if (s < 4) return {scales[s] & 0x3F, scales[s + 4] & 0x3F};
-  const int low = scales[s + 4];
-  return {(low & 0x0F) | ((scales[s - 4] >> 6) << 4), (low >> 4) | ((scales[s] >> 6) << 4)};
-}
-
 // Q4_K and Q5_K differ only in the fifth bit, taken from qh when present. Sub-blocks come in
 // pairs over 32 bytes of qs: sub-block 2p uses the low nibbles, 2p + 1 the high nibbles.
 // Sub-block s takes bit s of qh[l] as bit 4 of its element l.
@@ -48,7 +34,7 @@ void dequantize_k_4_or_5_bit(const std::uint8_t* block, const std::uint8_t* qh,
   const float dmin = read_f16(block + 2);
   const std::uint8_t* scales = block + 4;
   for (int s = 0; s < 8; ++s) {
-    const ScaleAndMin sm = k_scale_and_min(scales, s);
+    const KScaleAndMin sm = k_scale_and_min(scales, s);
     const float scale = d * static_cast<float>(sm.scale);
     const float offset = dmin * static_cast<float>(sm.min);
     const std::uint8_t* pair = qs + 32 * (s / 2);

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <map>
 
+#include "quantize/gguf_layout.hpp"
 #include "support/test_support.hpp"
 #include "synth/model_shapes.hpp"
 #include "synth/synthetic_model.hpp"
@@ -119,6 +122,91 @@ TEST(CliSynth, EveryFamilyShapeCutToFewLayersRuns) {
   }
 }
 
+// Each tensor's ggml type and its metadata string values, read back from a written file.
+std::map<std::string, std::uint32_t> tensor_types(const core::GgufLayout& layout) {
+  std::map<std::string, std::uint32_t> types;
+  for (const core::GgufTensor& t : layout.tensors) types[t.name] = t.ggml_type;
+  return types;
+}
+
+// What llama.cpp 0.3.36's loader (llama_model::load_hparams) asks of every shape's metadata before
+// it loads a tensor: the keys it requires, and a rope scaling type it knows ("linear" when absent;
+// an unknown one fails GGML_ASSERT(rope_scaling_type_train != UNSPECIFIED), as "llama3" did).
+// Llama 3 shapes carry their rope divisors as convert_hf_to_gguf.py writes them: rope_freqs.weight,
+// f32, head_dim / 2 long, 1 for the fastest rotations and the scaling factor 32 for the slowest.
+TEST(CliSynth, EveryShapesMetadataPassesLlamaCppsLoaderChecks) {
+  TempDir dir;
+  for (const core::synth::ModelShape& known : core::synth::model_shapes()) {
+    core::synth::ModelShape shape = known;
+    shape.n_layer = 1;
+    shape.n_vocab = 512;  // the tokens' count does not enter these checks; keeps the file small
+    const std::string path = (dir / (std::string(shape.name) + ".gguf")).string();
+    auto written = core::synth::write_synthetic_model(shape, LPX_TENSOR_Q4_0, 1, path);
+    ASSERT_TRUE(written.has_value()) << shape.name << ": " << written.error();
+    auto layout = core::read_gguf_layout(path);
+    ASSERT_TRUE(layout.has_value()) << layout.error();
+    const std::string a = shape.architecture;
+    for (const std::string key : {"context_length", "embedding_length", "block_count", "feed_forward_length",
+                                  "attention.head_count", "attention.head_count_kv",
+                                  "attention.layer_norm_rms_epsilon", "rope.freq_base"}) {
+      EXPECT_NE(layout->find(a + "." + key), nullptr) << shape.name << ": " << a << "." << key;
+    }
+    if (const core::GgufEntry* scaling = layout->find(a + ".rope.scaling.type")) {
+      auto value = core::read_gguf_string(*layout, *scaling);
+      ASSERT_TRUE(value.has_value() && value->has_value()) << shape.name;
+      EXPECT_TRUE(**value == "none" || **value == "linear" || **value == "yarn" || **value == "longrope")
+          << shape.name << ": rope.scaling.type " << **value;
+    }
+    const auto freqs = std::find_if(layout->tensors.begin(), layout->tensors.end(),
+                                    [](const core::GgufTensor& t) { return t.name == "rope_freqs.weight"; });
+    ASSERT_EQ(freqs != layout->tensors.end(), shape.llama3_rope) << shape.name;
+    if (shape.llama3_rope) {
+      const std::size_t pairs = shape.head_dim() / 2;
+      ASSERT_EQ(freqs->dims, std::vector<std::uint64_t>{pairs}) << shape.name;
+      EXPECT_EQ(freqs->ggml_type, 0u);  // f32
+      const std::string bytes = read_file(path);
+      std::vector<float> divisors(pairs);
+      std::memcpy(divisors.data(), bytes.data() + layout->data_start + freqs->offset, pairs * 4);
+      EXPECT_EQ(divisors.front(), 1.0f) << shape.name;
+      EXPECT_EQ(divisors.back(), 32.0f) << shape.name;
+      EXPECT_TRUE(std::is_sorted(divisors.begin(), divisors.end())) << shape.name;
+    }
+    std::filesystem::remove(path);
+  }
+}
+
+// synth --type Q4_K_M types every tensor as `quantize ... Q4_K_M` types the same shape written in
+// F16 (llama-quantize's mix: Q6_K head, Q6_K for some attn_v and ffn_down layers, Q5_0 where rows
+// are not whole super-blocks), and the file runs.
+TEST(CliSynth, Q4KMIsTypedAsQuantizeTypesIt) {
+  TempDir dir;
+  const std::string mix = (dir / "mix.gguf").string(), f16 = (dir / "f16.gguf").string(),
+                    quantized = (dir / "quantized.gguf").string();
+  core::synth::ModelShape shape = *core::synth::find_model_shape("qwen3-0.6b");
+  shape.n_layer = 8;
+  shape.n_vocab = 1024;  // a small head: the rules do not depend on its height
+  const auto q4_k_m = core::synth::synth_type("q4_k_m");
+  ASSERT_TRUE(q4_k_m.has_value());
+  auto written = core::synth::write_synthetic_model(shape, *q4_k_m, 1, mix);
+  ASSERT_TRUE(written.has_value()) << written.error();
+  ASSERT_TRUE(core::synth::write_synthetic_model(shape, LPX_TENSOR_F16, 1, f16).has_value());
+  CommandResult r = run_lpx({"quantize", f16, quantized, "--type", "Q4_K_M"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto synthesized = core::read_gguf_layout(mix);
+  auto expected = core::read_gguf_layout(quantized);
+  ASSERT_TRUE(synthesized.has_value() && expected.has_value());
+  const auto types = tensor_types(*synthesized);
+  EXPECT_EQ(types, tensor_types(*expected));
+  std::map<std::uint32_t, int> counts;
+  for (const auto& [name, type] : types) ++counts[type];
+  EXPECT_GT(counts[12], 0);  // Q4_K
+  EXPECT_GT(counts[14], 0);  // Q6_K: the head, some attn_v and ffn_down
+  CommandResult g = run_lpx({"generate", "--model", mix, "--prompt", "Hello", "--max-tokens", "3",
+                             "--temperature", "0", "--ids", "--context", "64"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(std::count(g.out.begin(), g.out.end(), ','), 2) << g.out;
+}
+
 TEST(CliSynth, UnknownNamesAndTypesAreUsageErrors) {
   TempDir dir;
   CommandResult r = run_lpx({"synth", "--like", "gpt-5", "--type", "Q8_0", "-o", (dir / "x.gguf").string()});
@@ -153,7 +241,7 @@ TEST(SynthSpec, ResolvesFilesAndWritesSyntheticModelsOnce) {
     std::string value;
     ~Restore() { had ? ::setenv("TMPDIR", value.c_str(), 1) : ::unsetenv("TMPDIR"); }
   } restore{old_tmpdir != nullptr, saved};
-  const std::filesystem::path expected = dir / "lpx-synth-v3-smollm2-135m-Q4_0.gguf";
+  const std::filesystem::path expected = dir / "lpx-synth-v4-smollm2-135m-Q4_0.gguf";
   auto written = core::synth::resolve_model_spec("synth:smollm2-135m:Q4_0");
   ASSERT_TRUE(written.has_value()) << written.error();
   EXPECT_EQ(*written, expected.string());

@@ -93,7 +93,7 @@ core::Expected<std::filesystem::path> family_model(const std::string& like,
   shape.n_layer = layers;
   shape.n_vocab = std::min<std::uint32_t>(shape.n_vocab, 32768);
   const std::filesystem::path path = std::filesystem::temp_directory_path() /
-      ("lpx-synth-v3-" + like + "-" + type + "-" + std::to_string(layers) + "layers-32k.gguf");
+      ("lpx-synth-v4-" + like + "-" + type + "-" + std::to_string(layers) + "layers-32k.gguf");
   if (std::filesystem::exists(path)) return path;
   const std::filesystem::path partial = path.string() + "." + std::to_string(::getpid());
   if (type == "Q4_K_M") {

@@ -24,7 +24,11 @@ using matmul_test::same_bits;
 using matmul_test::type_name;
 
 constexpr lpx_tensor_type kI16Types[] = {LPX_TENSOR_Q8_0, LPX_TENSOR_Q4_0, LPX_TENSOR_Q4_1, LPX_TENSOR_Q5_0,
-                                         LPX_TENSOR_Q5_1};
+                                         LPX_TENSOR_Q5_1, LPX_TENSOR_Q4_K, LPX_TENSOR_Q5_K, LPX_TENSOR_Q6_K};
+
+bool k_type(std::int32_t type) {
+  return type == LPX_TENSOR_Q4_K || type == LPX_TENSOR_Q5_K || type == LPX_TENSOR_Q6_K;
+}
 
 float f32_at(const std::uint8_t* p) {
   float v;
@@ -41,7 +45,7 @@ std::vector<std::uint8_t> quantize(const std::vector<float>& x, std::size_t colu
 TEST(ReferenceI16, WhichTypesTakeInt16Activations) {
   for (std::int32_t type : matmul_test::kAllTypes) {
     const bool expected = type == LPX_TENSOR_Q8_0 || type == LPX_TENSOR_Q4_0 || type == LPX_TENSOR_Q4_1 ||
-                          type == LPX_TENSOR_Q5_0 || type == LPX_TENSOR_Q5_1;
+                          type == LPX_TENSOR_Q5_0 || type == LPX_TENSOR_Q5_1 || k_type(type);
     EXPECT_EQ(i16_dot_type(type), expected) << type_name(type);
   }
 }
@@ -81,7 +85,7 @@ TEST(ReferenceI16, RoundsEachBlockTo16Bits) {
 TEST(ReferenceI16, IsCloseToTheExactDotAndFarCloserThanQ8) {
   for (std::int32_t type : kI16Types) {
     matmul_test::Random random(40u + static_cast<std::uint32_t>(type));
-    const std::size_t columns = 576, rows = 64;
+    const std::size_t columns = k_type(type) ? 768 : 576, rows = 64;
     const auto w = random.weights(type, rows, columns);
     const auto x = random.activations(1, columns);
     const auto xi = quantize(x, columns, 1);
@@ -135,7 +139,10 @@ TEST_P(SimdI16Matmul, SameBytesAndBitsAsTheReference) {
   const std::int32_t type = GetParam().type;
   const cpu::KernelSet& k = *GetParam().set;
   matmul_test::Random random(900u + static_cast<std::uint32_t>(type));
-  for (std::size_t columns : {std::size_t{32}, std::size_t{96}, std::size_t{37 * 32}}) {
+  // The K types' rows are whole 256-element super-blocks.
+  const std::vector<std::size_t> widths =
+      k_type(type) ? std::vector<std::size_t>{256, 768, 5 * 256} : std::vector<std::size_t>{32, 96, 37 * 32};
+  for (std::size_t columns : widths) {
     for (std::size_t rows : {std::size_t{37}, std::size_t{36}}) {
       const auto w = random.weights(type, rows, columns);
       const std::size_t row_bytes = *row_size_bytes(type, columns);

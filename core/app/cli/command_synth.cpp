@@ -43,7 +43,7 @@ Command add_synth_command(CLI::App& parent) {
   CLI::App* synth_app = parent.add_subcommand(
       "synth", "Write a GGUF with a named model's shapes and random weights (for benchmarks)");
   synth_app->add_option("--like", synth->like, core::synth::model_shape_names())->required();
-  synth_app->add_option("--type", synth->type, "F16, BF16, Q8_0, Q4_0, Q4_1 or Q4_K")->required();
+  synth_app->add_option("--type", synth->type, "F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K or Q4_K_M (llama-quantize's mix)")->required();
   synth_app->add_option("-o,--output", synth->output, "GGUF file to write")->required();
   synth_app->add_option("--seed", synth->seed, "Seed of the random weights")->capture_default_str();
   synth_app->add_option("--layers", synth->layers,

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cpu/x86/dot_kernels.hpp"
+#include "cpu/x86/k_scales.hpp"
 #include "cpu/x86/simd.hpp"
 
 namespace lpx::kernels::LPX_X86_ISA::kernels {
@@ -23,27 +24,8 @@ float f32_at(const std::uint8_t* p) noexcept {
 
 __m256i load256(const std::uint8_t* p) noexcept { return simd::load_i8x32(p); }
 
-// The eight 6-bit scales and eight 6-bit mins of Q4_K / Q5_K, as bytes sc[0..7], mn[0..7].
-struct ScalesAndMins {
-  std::uint8_t sc[8];
-  std::uint8_t mn[8];
-};
-
-ScalesAndMins unpack_scales(const std::uint8_t* packed) noexcept {
-  std::uint32_t s[3];
-  std::memcpy(s, packed, 12);
-  const std::uint32_t scales[2] = {s[0] & 0x3F3F3F3Fu,
-                                   (s[2] & 0x0F0F0F0Fu) | (((s[0] >> 6) & 0x03030303u) << 4)};
-  const std::uint32_t mins[2] = {s[1] & 0x3F3F3F3Fu,
-                                 ((s[2] >> 4) & 0x0F0F0F0Fu) | (((s[1] >> 6) & 0x03030303u) << 4)};
-  ScalesAndMins out;
-  std::memcpy(out.sc, scales, 8);
-  std::memcpy(out.mn, mins, 8);
-  return out;
-}
-
 // Lane k = mn[2k] * S[2k] + mn[2k+1] * S[2k+1], S[j] = the activation sum of sub-block j.
-__m128i min_products(const ScalesAndMins& sm, const std::uint8_t* a) noexcept {
+__m128i min_products(const KScalesAndMins& sm, const std::uint8_t* a) noexcept {
   const __m256i bsums = load256(a + 260);
   const __m128i sub_block_sums =
       _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
@@ -67,7 +49,7 @@ float dot_k_4_or_5_bit(const std::uint8_t* w, const std::uint8_t* a,
     const float a_d = f32_at(a);
     const float d = a_d * simd::load_f16(w);
     const float dmin = -a_d * simd::load_f16(w + 2);
-    const ScalesAndMins sm = unpack_scales(w + 4);
+    const KScalesAndMins sm = unpack_k_scales(w + 4);
     const std::uint8_t* qs = w + (kFiveBit ? 48 : 16);
     const std::uint8_t* aq = a + 4;
     [[maybe_unused]] const __m256i high_bits = kFiveBit ? load256(w + 16) : _mm256_setzero_si256();

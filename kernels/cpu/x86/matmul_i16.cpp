@@ -1,5 +1,6 @@
 // SIMD int16-activation matmul (reference/matmul_i16.hpp): per 32-element block, the weights
-// as two vectors of 16 int16 (elements 0..15, 16..31) and two pmaddwd against the activations
+// as two vectors of 16 int16 (elements 0..15, 16..31; i16_weight_decoders.hpp) and two pmaddwd
+// against the activations
 // give the eight exact lane sums S_l of the reference; one conversion and one fma per block and
 // output then round exactly as the reference does. One activation row (decode): four weight
 // rows at a time, decoded in registers, sharing each activation load. Several (prompts, batches,
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu/x86/i16_weight_decoders.hpp"
 #include "cpu/x86/simd.hpp"
 #include "lpx/kinds/tensor.h"
 
@@ -22,98 +24,16 @@ namespace {
 
 using Args = reference::I16MatmulArgs;
 
+using i16::BlockScales;
+using i16::Decoder;
+using i16::Int16Block;
+using i16::load256;
+
 float f32_at(const std::uint8_t* p) noexcept {
   float v;
   std::memcpy(&v, p, 4);
   return v;
 }
-float f16_at(const std::uint8_t* p) noexcept {
-  std::uint16_t v;
-  std::memcpy(&v, p, 2);
-  return _cvtsh_ss(v);
-}
-std::uint32_t u32_at(const std::uint8_t* p) noexcept {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-__m256i load256(const void* p) noexcept { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-__m128i load128(const void* p) noexcept { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-
-// Bit e of the 16 bits `bits` as 16 (bit 4) in int16 lane e.
-__m256i fifth_bits(std::uint32_t bits) noexcept {
-  const __m256i mask = _mm256_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
-                                         16384, static_cast<short>(0x8000));
-  const __m256i set = _mm256_cmpeq_epi16(_mm256_and_si256(_mm256_set1_epi16(static_cast<short>(bits)), mask), mask);
-  return _mm256_and_si256(set, _mm256_set1_epi16(16));
-}
-
-// --- weight blocks as int16: lo = elements 0..15, hi = 16..31 ------------------------------------
-
-struct Int16Block {
-  __m256i lo, hi;
-  float d, m;
-};
-
-template <std::int32_t kType>
-struct Decoder;
-
-template <>
-struct Decoder<LPX_TENSOR_Q8_0> {
-  static constexpr std::size_t kBytes = 34;
-  static constexpr bool kMin = false;
-  static Int16Block decode(const std::uint8_t* p) noexcept {
-    return {_mm256_cvtepi8_epi16(load128(p + 2)), _mm256_cvtepi8_epi16(load128(p + 18)), f16_at(p), 0.0f};
-  }
-};
-
-template <>
-struct Decoder<LPX_TENSOR_Q4_0> {
-  static constexpr std::size_t kBytes = 18;
-  static constexpr bool kMin = false;
-  static Int16Block decode(const std::uint8_t* p) noexcept {
-    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 2));
-    const __m256i eight = _mm256_set1_epi16(8);
-    return {_mm256_sub_epi16(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), eight),
-            _mm256_sub_epi16(_mm256_srli_epi16(bytes, 4), eight), f16_at(p), 0.0f};
-  }
-};
-
-template <>
-struct Decoder<LPX_TENSOR_Q4_1> {
-  static constexpr std::size_t kBytes = 20;
-  static constexpr bool kMin = true;
-  static Int16Block decode(const std::uint8_t* p) noexcept {
-    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 4));
-    return {_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), _mm256_srli_epi16(bytes, 4), f16_at(p), f16_at(p + 2)};
-  }
-};
-
-template <>
-struct Decoder<LPX_TENSOR_Q5_0> {
-  static constexpr std::size_t kBytes = 22;
-  static constexpr bool kMin = false;
-  static Int16Block decode(const std::uint8_t* p) noexcept {
-    const std::uint32_t qh = u32_at(p + 2);
-    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 6));
-    const __m256i sixteen = _mm256_set1_epi16(16);
-    const __m256i lo = _mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF));
-    const __m256i hi = _mm256_or_si256(_mm256_srli_epi16(bytes, 4), fifth_bits(qh >> 16));
-    return {_mm256_sub_epi16(lo, sixteen), _mm256_sub_epi16(hi, sixteen), f16_at(p), 0.0f};
-  }
-};
-
-template <>
-struct Decoder<LPX_TENSOR_Q5_1> {
-  static constexpr std::size_t kBytes = 24;
-  static constexpr bool kMin = true;
-  static Int16Block decode(const std::uint8_t* p) noexcept {
-    const std::uint32_t qh = u32_at(p + 4);
-    const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 8));
-    return {_mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF)),
-            _mm256_or_si256(_mm256_srli_epi16(bytes, 4), fifth_bits(qh >> 16)), f16_at(p), f16_at(p + 2)};
-  }
-};
 
 // The eight lane sums S_l of one block: exact int32 (vpdpwssd adds without saturating: the
 // same sums in one instruction fewer).
@@ -145,18 +65,22 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
     acc[i] = _mm256_setzero_ps();
     m[i] = 0.0f;
   }
-  for (std::size_t k = 0; k < args.columns / 32; ++k, a += reference::kI16BlockBytes) {
-    const __m256 da = _mm256_broadcast_ss(reinterpret_cast<const float*>(a));
-    for (int i = 0; i < R; ++i) {
-      const std::uint8_t* p = w[i] + k * D::kBytes;
-      prefetch(p);
-      const Int16Block b = D::decode(p);
-      const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
-      // The block's f16 scale (and minimum, the next two bytes in the _1 types) in one
-      // conversion; dw * da rounds as the scalar product does.
-      const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(u32_at(p))));
-      acc[i] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcastss_ps(dm), da), s, acc[i]);
-      if constexpr (D::kMin) m[i] = std::fma(_mm_cvtss_f32(_mm_movehdup_ps(dm)), f32_at(a + 4), m[i]);
+  const std::size_t stored_blocks = args.columns / (32 * D::kBlocks);
+  for (std::size_t k = 0; k < stored_blocks; ++k) {
+    BlockScales<D::kBlocks> scales[R];
+    for (int i = 0; i < R; ++i) D::scales(w[i] + k * D::kBytes, scales[i]);
+#pragma GCC unroll 8
+    for (int j = 0; j < D::kBlocks; ++j, a += reference::kI16BlockBytes) {
+      const __m256 da = _mm256_broadcast_ss(reinterpret_cast<const float*>(a));
+      for (int i = 0; i < R; ++i) {
+        const std::uint8_t* p = w[i] + k * D::kBytes;
+        if (64 * j < static_cast<int>(D::kBytes)) prefetch(p + 64 * j);
+        const Int16Block b = D::values(p, j);
+        const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
+        // dw * da rounds as the scalar product does.
+        acc[i] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(scales[i].d[j]), da), s, acc[i]);
+        if constexpr (D::kMin) m[i] = std::fma(scales[i].m[j], f32_at(a + 4), m[i]);
+      }
     }
   }
   for (int i = 0; i < R; ++i) args.y[r0 + i] = D::kMin ? simd::hsum8(acc[i]) + m[i] : simd::hsum8(acc[i]);
@@ -185,13 +109,20 @@ template <std::int32_t kType>
 void decode_row(const std::uint8_t* w, const DecodedRows& out, std::size_t i) noexcept {
   using D = Decoder<kType>;
   std::int16_t* values = out.values(i);
-  for (std::size_t k = 0; k < out.blocks; ++k, w += D::kBytes) {
-    prefetch(w);
-    const Int16Block b = D::decode(w);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + 32 * k), b.lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + 32 * k + 16), b.hi);
-    out.d(i)[k] = b.d;
-    out.m(i)[k] = b.m;
+  float* d = out.d(i);
+  float* m = out.m(i);
+  for (std::size_t k = 0; k < out.blocks / D::kBlocks; ++k, w += D::kBytes) {
+    BlockScales<D::kBlocks> scales;
+    D::scales(w, scales);
+#pragma GCC unroll 8
+    for (int j = 0; j < D::kBlocks; ++j, values += 32, ++d, ++m) {
+      if (64 * j < static_cast<int>(D::kBytes)) prefetch(w + 64 * j);
+      const Int16Block b = D::values(w, j);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(values), b.lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + 16), b.hi);
+      *d = scales.d[j];
+      if constexpr (D::kMin) *m = scales.m[j];
+    }
   }
 }
 
@@ -376,6 +307,9 @@ void dot_rows_i16(const reference::I16MatmulArgs& args, std::size_t row_begin, s
     case LPX_TENSOR_Q4_1: return rows_of<LPX_TENSOR_Q4_1>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_0: return rows_of<LPX_TENSOR_Q5_0>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_1: return rows_of<LPX_TENSOR_Q5_1>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q4_K: return rows_of<LPX_TENSOR_Q4_K>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q5_K: return rows_of<LPX_TENSOR_Q5_K>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q6_K: return rows_of<LPX_TENSOR_Q6_K>(args, row_begin, row_end, scratch);
     default: return;
   }
 }

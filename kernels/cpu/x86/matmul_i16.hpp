@@ -1,5 +1,5 @@
 // SIMD int16-activation matmul: the same bytes (activation rounding) and the same outputs, bit
-// for bit, as reference/matmul_i16.hpp, for its 32-element weight types. Compiled per ISA level
+// for bit, as reference/matmul_i16.hpp, for its weight types. Compiled per ISA level
 // (cpu/kernel_set.hpp): call only where the set runs.
 #pragma once
 
