@@ -90,7 +90,7 @@ TEST_F(CpuBackend, EveryKernelSetItCanForceGivesTheSameBitsOrIsRefused) {
   }
   EXPECT_GE(ran, 1) << "the portable set runs everywhere";
   // i16 mode runs the types without an int16 dot in f32 mode: the same bits as f32 for them.
-  for (std::int32_t type : {LPX_TENSOR_F16, LPX_TENSOR_Q4_K}) {
+  for (std::int32_t type : {LPX_TENSOR_F16, LPX_TENSOR_BF16, LPX_TENSOR_Q8_K}) {
     const std::size_t block = kernels::reference::traits_of(type)->block_elements;
     const std::size_t rows = 9, columns = block == 1 ? 64 : block;
     const auto data = random.weights(type, rows, columns);
