@@ -50,7 +50,8 @@ struct BenchResult {
   double tokens_per_s = 0, stddev = 0;
   double ttft_ms = 0;
   double itl_p50_ms = 0, itl_p99_ms = 0;  // tg only
-  double roofline_percent = 0;            // tg only: weight bytes per token x rate / bandwidth
+  double achieved_gbs = 0;                // tg only: weight bytes per step x steps per second
+  double roofline_percent = 0;            // tg only: achieved_gbs / bandwidth
   double draft_acceptance = -1;           // tg with speculative decoding: confirmed / drafted
 };
 

@@ -4,8 +4,9 @@
 
 namespace lpx::core::bench {
 
-// GB/s of `threads` threads streaming a buffer far larger than the caches: best of 3 passes.
-// read: summing 1 GiB (what decode does to weights); copy: memcpy of 512 MiB, read + written bytes.
+// GB/s of `threads` threads streaming a buffer far larger than the caches: best of 5 passes.
+// read: summing 1 GiB, each thread its slice as four prefetched streams (what decode does to
+// weights, without the arithmetic); copy: memcpy of 512 MiB, read + written bytes.
 double read_bandwidth_gbs(unsigned threads);
 double copy_bandwidth_gbs(unsigned threads);
 
