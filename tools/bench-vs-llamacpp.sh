@@ -61,8 +61,8 @@ else
 fi
 declare -A ours peers
 tests=()
-for t in ${prompt//,/ }; do tests+=("pp$t"); done
-for t in ${generate//,/ }; do tests+=("tg$t"); done
+for t in ${prompt//,/ }; do ((t > 0)) && tests+=("pp$t"); done  # -p 0 / -n 0: no such test
+for t in ${generate//,/ }; do ((t > 0)) && tests+=("tg$t"); done
 
 # What the numbers were measured on.
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
