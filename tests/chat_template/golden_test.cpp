@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -123,10 +124,21 @@ TEST(ChatTemplateGoldenSet, EveryTemplateHasCases) {
   for (const auto& entry : fs::directory_iterator(chat_template_test_dir() / "templates"))
     templates.push_back(entry.path());
   ASSERT_GE(templates.size(), 7u);
+  // Templates shared/ gained for the models of open issues, not yet rendered by LPX's engine
+  // against jinja2 (tools/make_chat_template_goldens.py): LFM2/LFM2.5, Qwen3.5, Granite 4.0 and
+  // Gemma 4 are issue 42's models; gpt-oss is outside LPX's size range. Each must still have no
+  // goldens here, so the list shrinks as goldens arrive and a new shared template cannot slip by.
+  const std::set<std::string> awaiting = {"LFM2-8B-A1B", "LFM2.5-Instruct", "Qwen3.5-4B",
+                                          "ibm-granite-granite-4.0", "google-gemma-4-31B-it",
+                                          "openai-gpt-oss-120b"};
   for (const fs::path& path : templates) {
     if (path.extension() != ".jinja") continue;
-    EXPECT_GE(cases_per_template[path.stem().string()], 4)
-        << "too few golden cases for " << path.filename();
+    const std::string name = path.stem().string();
+    if (awaiting.contains(name)) {
+      EXPECT_EQ(cases_per_template[name], 0) << name << " has goldens now: take it off the awaiting list";
+      continue;
+    }
+    EXPECT_GE(cases_per_template[name], 4) << "too few golden cases for " << path.filename();
   }
 }
 

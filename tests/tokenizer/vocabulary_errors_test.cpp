@@ -76,6 +76,21 @@ TEST_F(VocabularyFiles, UnknownModelKind) {
                "BPE, gpt2 = byte-level BPE)");
 }
 
+// The shared vocabularies whose tokenizer model LPX lacks (left out of the conformance suites
+// by shared_vocab_names()) are refused with that reason, not loaded wrongly; when the model
+// arrives (WordPiece: issue 43) this fails until the vocabulary leaves the awaiting list.
+TEST(SharedVocabularies, ThoseAwaitingATokenizerModelAreRefusedByName) {
+  ModelOpener opener;
+  for (const std::string& name : vocabularies_awaiting_support()) {
+    if (!std::filesystem::exists(vocab_path(name))) continue;  // shared/ without that file
+    auto loaded = opener.load(vocab_path(name));
+    ASSERT_FALSE(loaded) << name << " loads now: take it off vocabularies_awaiting_support()";
+    const std::string& why = loaded.error().message;
+    EXPECT_TRUE(why.find("is not supported") != std::string::npos || why.find("unknown pre-tokenizer") != std::string::npos)
+        << why;
+  }
+}
+
 TEST_F(VocabularyFiles, MissingOrMistypedKeys) {
   GgufBuilder no_model;
   no_model.strings("tokenizer.ggml.tokens", {"a"});

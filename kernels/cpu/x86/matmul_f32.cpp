@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "reference/half_precision.hpp"
+#include "reference/k_scales.hpp"
 #include "reference/tensor_types.hpp"
 
 namespace lpx::kernels::LPX_X86_ISA {
@@ -397,18 +398,6 @@ void rows(const Args& args, std::size_t row_begin, std::size_t row_end, float* s
 
 // --- K types: a row at a time into scratch ------------------------------------------------------
 
-struct ScaleAndMin {
-  int scale;
-  int min;
-};
-
-// reference/dequantize_k_quants.cpp's unpacking of the 6-bit scale and min of sub-block s.
-ScaleAndMin k_scale_and_min(const std::uint8_t* scales, int s) noexcept {
-  if (s < 4) return {scales[s] & 0x3F, scales[s + 4] & 0x3F};
-  const int low = scales[s + 4];
-  return {(low & 0x0F) | ((scales[s - 4] >> 6) << 4), (low >> 4) | ((scales[s] >> 6) << 4)};
-}
-
 // Q4_K / Q5_K: x = (d * sc) * q - (dmin * m), per 32-element sub-block s; q is nibble s % 2 of
 // qs[32 * (s / 2) + l], plus (Q5_K) bit s of qh[l] as bit 4.
 template <bool kFiveBit>
@@ -422,7 +411,7 @@ void dequantize_k_4_or_5_bit(const std::uint8_t* blocks, std::size_t n_blocks,
     const std::uint8_t* scales = blocks + 4;
     const std::uint8_t* qs = blocks + (kFiveBit ? 48 : 16);
     for (int s = 0; s < 8; ++s) {
-      const ScaleAndMin sm = k_scale_and_min(scales, s);
+      const reference::KScaleAndMin sm = reference::k_scale_and_min(scales, s);
       const __m256 scale = _mm256_set1_ps(d * static_cast<float>(sm.scale));
       const __m256 offset = _mm256_set1_ps(dmin * static_cast<float>(sm.min));
       const std::uint8_t* pair = qs + 32 * (s / 2);
