@@ -7,10 +7,10 @@
 // only.
 //
 // Matmul activations (option `activations`): "i16" (default) rounds them to 16-bit blocks for
-// the 32-element and Q4_K/Q5_K/Q6_K weight types (reference/matmul_i16.hpp) and runs f32 for the others; "q8"
-// rounds them to the weight type's dot format, llama.cpp's arithmetic (reference/matmul.hpp);
-// "f32" keeps them f32 against exactly dequantized weights (reference/matmul_f32.hpp). All three
-// are bit-identical to cpu-scalar's.
+// the 32-element and Q4_K/Q5_K/Q6_K weight types (reference/matmul_i16.hpp) and runs f32 for
+// the others; "q8" rounds them to the weight type's dot format, llama.cpp's arithmetic
+// (reference/matmul.hpp); "f32" keeps them f32 against exactly dequantized weights
+// (reference/matmul_f32.hpp). All three are bit-identical to cpu-scalar's.
 //
 // Memory: reserve() sizes the rounded-activation buffer (q8, i16), one decoded-row scratch per
 // thread (f32, i16), and one attention scratch per thread; after it no kernel call allocates for

@@ -122,7 +122,7 @@ TEST(CliSynth, EveryFamilyShapeCutToFewLayersRuns) {
   }
 }
 
-// Each tensor's ggml type and its metadata string values, read back from a written file.
+// Each tensor's ggml type, read back from a written file.
 std::map<std::string, std::uint32_t> tensor_types(const core::GgufLayout& layout) {
   std::map<std::string, std::uint32_t> types;
   for (const core::GgufTensor& t : layout.tensors) types[t.name] = t.ggml_type;

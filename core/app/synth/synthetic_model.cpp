@@ -187,12 +187,12 @@ Expected<SynthResult> write_synthetic_model(const ModelShape& s, SynthType type,
   SynthResult result;
   std::uint64_t tensor_seed = seed;
   std::uint64_t fallbacks = 0;
-  const std::map<std::string, lpx_tensor_type> planned = type.mixed ? mix_types(s, type.mix) : std::map<std::string, lpx_tensor_type>{};
+  const auto planned = type.mixed ? mix_types(s, type.mix) : std::map<std::string, lpx_tensor_type>{};
   const auto matrix = [&](const std::string& name, std::uint64_t columns, std::uint64_t rows,
                           bool head = false) {
-    const lpx_tensor_type t = type.mixed                ? planned.at(name)
-                              : head                  ? type_for_head(type.type, columns)
-                                                      : type_for_row(type.type, columns);
+    const lpx_tensor_type t = type.mixed ? planned.at(name)
+                              : head     ? type_for_head(type.type, columns)
+                                         : type_for_row(type.type, columns);
     if (!type.mixed && t != type.type && !head) ++fallbacks;
     const std::uint64_t this_seed = ++tensor_seed;
     w.add_tensor(name, ggml_type_id(t), {columns, rows}, row_bytes(t, columns),

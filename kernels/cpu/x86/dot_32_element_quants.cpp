@@ -59,7 +59,7 @@ void tile(const Args& args, std::size_t activation_bytes, std::size_t r0, std::s
         // decoded at 2.5x the time of one.)
         _mm_prefetch(reinterpret_cast<const char*>(block + 1536), _MM_HINT_T0);
       } else if constexpr (B == 1) {
-        _mm_prefetch(reinterpret_cast<const char*>(block + R * args.row_bytes), _MM_HINT_T0);
+        simd::prefetch_next_tile(block, R * args.row_bytes);
       }
       const __m256i values = W::values(block);
       const __m128 w_scales = simd::load_f16x2(block);

@@ -13,20 +13,11 @@
 #include <cstring>
 
 #include "cpu/x86/k_scales.hpp"
+#include "cpu/x86/simd.hpp"
 #include "lpx/kinds/tensor.h"
 
 namespace lpx::kernels::LPX_X86_ISA::i16 {
 
-inline float f16_at(const std::uint8_t* p) noexcept {
-  std::uint16_t v;
-  std::memcpy(&v, p, 2);
-  return _cvtsh_ss(v);
-}
-inline std::uint32_t u32_at(const std::uint8_t* p) noexcept {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 inline __m256i load256(const void* p) noexcept { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline __m128i load128(const void* p) noexcept { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
@@ -61,7 +52,7 @@ struct Decoder;
 
 // d and m in one conversion (for the types without a minimum m is garbage and unused).
 inline void f16_scale_and_min(const std::uint8_t* p, BlockScales<1>& s) noexcept {
-  const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(u32_at(p))));
+  const __m128 dm = simd::load_f16x2(p);
   s.d[0] = _mm_cvtss_f32(dm);
   s.m[0] = _mm_cvtss_f32(_mm_movehdup_ps(dm));
 }
@@ -110,7 +101,7 @@ struct Decoder<LPX_TENSOR_Q5_0> {
   static constexpr bool kMin = false;
   static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
   static Int16Block values(const std::uint8_t* p, int) noexcept {
-    const std::uint32_t qh = u32_at(p + 2);
+    const std::uint32_t qh = simd::load_u32(p + 2);
     const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 6));
     const __m256i sixteen = _mm256_set1_epi16(16);
     const __m256i lo = _mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF));
@@ -126,7 +117,7 @@ struct Decoder<LPX_TENSOR_Q5_1> {
   static constexpr bool kMin = true;
   static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
   static Int16Block values(const std::uint8_t* p, int) noexcept {
-    const std::uint32_t qh = u32_at(p + 4);
+    const std::uint32_t qh = simd::load_u32(p + 4);
     const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 8));
     return {_mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF)),
             _mm256_or_si256(_mm256_srli_epi16(bytes, 4), fifth_bits(qh >> 16))};
@@ -143,8 +134,8 @@ inline void k_scales_and_mins(const std::uint8_t* p, BlockScales<8>& s) noexcept
   std::memcpy(&mn, sm.mn, 8);
   const __m256 scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
   const __m256 mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(mn))));
-  _mm256_storeu_ps(s.d, _mm256_mul_ps(_mm256_set1_ps(f16_at(p)), scales));
-  _mm256_storeu_ps(s.m, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(f16_at(p + 2)), mins), _mm256_set1_ps(-0.0f)));
+  _mm256_storeu_ps(s.d, _mm256_mul_ps(_mm256_set1_ps(simd::load_f16(p)), scales));
+  _mm256_storeu_ps(s.m, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(simd::load_f16(p + 2)), mins), _mm256_set1_ps(-0.0f)));
 }
 
 // Nibble j % 2 of the 32 bytes shared by sub-blocks j and j + 1 (j even).
@@ -184,7 +175,7 @@ struct Decoder<LPX_TENSOR_Q6_K> {
   static constexpr int kBlocks = 8;
   static constexpr bool kMin = false;
   static void scales(const std::uint8_t* p, BlockScales<8>& s) noexcept {
-    _mm256_storeu_ps(s.d, _mm256_set1_ps(f16_at(p + 208)));
+    _mm256_storeu_ps(s.d, _mm256_set1_ps(simd::load_f16(p + 208)));
   }
   static Int16Block values(const std::uint8_t* p, int j) noexcept {
     const int h = j / 4, i = j % 4;

@@ -1,12 +1,12 @@
 // SIMD int16-activation matmul (reference/matmul_i16.hpp): per 32-element block, the weights
 // as two vectors of 16 int16 (elements 0..15, 16..31; i16_weight_decoders.hpp) and two pmaddwd
-// against the activations
-// give the eight exact lane sums S_l of the reference; one conversion and one fma per block and
-// output then round exactly as the reference does. One activation row (decode): four weight
-// rows at a time, decoded in registers, sharing each activation load. Several (prompts, batches,
-// drafts): kI16ScratchRows weight rows decoded once into scratch as int16 plus their scales,
-// then every tile of up to four activation rows against each, the tile staying in L1; on
-// AVX-512, two activation rows per 512-bit vector (decoded_tile_pairs).
+// against the activations give the eight exact lane sums S_l of the reference; one conversion
+// and one fma per block and output then round exactly as the reference does. One activation row
+// (decode): four weight rows at a time, decoded in registers, sharing each activation load, each
+// row prefetching its successor in the next tile (simd::prefetch_next_tile). Several (prompts,
+// batches, drafts): kI16ScratchRows weight rows decoded once into scratch as int16 plus their
+// scales, then every tile of up to four activation rows against each, the tile staying in L1;
+// on AVX-512, two activation rows per 512-bit vector (decoded_tile_pairs).
 #include "cpu/x86/matmul_i16.hpp"
 
 #include <immintrin.h>
@@ -51,15 +51,6 @@ void prefetch(const std::uint8_t* p) noexcept {
   _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
 }
 
-// Decode streams R adjacent rows at once, so a fixed distance ahead of each lands in the tile's
-// own rows once rows are longer than it (2048 columns of Q4_0 are 1152 bytes): each row fetches
-// its successor R rows on, the same place in the next tile, a whole tile of work ahead (measured
-// on Qwen3-1.7B Q4_K, 2 threads: the first load of each super-block's scales stalled 16 % of
-// the matmul's cycles with the fixed distance).
-void prefetch_next_tile(const std::uint8_t* p, std::size_t tile_bytes) noexcept {
-  _mm_prefetch(reinterpret_cast<const char*>(p + tile_bytes), _MM_HINT_T0);
-}
-
 // --- one activation row: R weight rows decoded in registers --------------------------------------
 
 template <std::int32_t kType, int R>
@@ -84,7 +75,7 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
       const __m256 da = _mm256_broadcast_ss(reinterpret_cast<const float*>(a));
       for (int i = 0; i < R; ++i) {
         const std::uint8_t* p = w[i] + k * D::kBytes;
-        if (64 * j < static_cast<int>(D::kBytes)) prefetch_next_tile(p + 64 * j, tile_bytes);
+        if (64 * j < static_cast<int>(D::kBytes)) simd::prefetch_next_tile(p + 64 * j, tile_bytes);
         const Int16Block b = D::values(p, j);
         const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
         // dw * da rounds as the scalar product does.
