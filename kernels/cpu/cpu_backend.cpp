@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cpu/backend_support.hpp"
+#include "cpu/cache_aligned.hpp"
 #include "cpu/cpu_features.hpp"
 #include "cpu/kernel_set.hpp"
 #include "cpu/thread_pool.hpp"
@@ -213,7 +214,7 @@ class CpuBackend final : public lpx::QuantBackend {
     const std::size_t activation_bytes = reference::i16_row_bytes(l.columns);
     grow_activations(activation_bytes * batch, true);
     for_row_ranges(batch, [&](std::size_t begin, std::size_t end) noexcept {
-      kernels_.quantize_activations_i16(x + begin * l.columns, l.columns, end - begin,
+      kernels_.quantize_activations_i16(w.type, x + begin * l.columns, l.columns, end - begin,
                                         activations_.data() + begin * activation_bytes);
     });
     const reference::I16MatmulArgs args{w.type,    w.data, l.row_bytes,         l.rows,
@@ -266,7 +267,8 @@ class CpuBackend final : public lpx::QuantBackend {
   void grow_dequantized(std::size_t floats_per_thread, bool in_kernel) {
     if (floats_per_thread <= dequantized_stride_) return;
     warn_unreserved(in_kernel);
-    dequantized_stride_ = floats_per_thread;
+    constexpr std::size_t kLineFloats = cpu::kCacheLine / sizeof(float);
+    dequantized_stride_ = (floats_per_thread + kLineFloats - 1) / kLineFloats * kLineFloats;
     dequantized_.assign(dequantized_stride_ * pool_.size(), 0.0f);
   }
 
@@ -288,8 +290,10 @@ class CpuBackend final : public lpx::QuantBackend {
   const cpu::KernelSet& kernels_;
   cpu::ThreadPool pool_;
   const cpu::Activations activations_mode_;  // the `activations` option
-  std::vector<std::uint8_t> activations_;  // q8, i16: the rounded x of the current matmul
-  std::vector<float> dequantized_;         // f32, i16: pool_.size() decoded-row scratches
+  // q8, i16: the rounded x of the current matmul.
+  std::vector<std::uint8_t, cpu::CacheAligned<std::uint8_t>> activations_;
+  // f32, i16: pool_.size() decoded-row scratches, each a whole number of cache lines.
+  std::vector<float, cpu::CacheAligned<float>> dequantized_;
   std::size_t dequantized_stride_ = 0;     // floats per thread
   std::vector<float> scratch_;             // pool_.size() attention scratches
   std::size_t scratch_stride_ = 0;

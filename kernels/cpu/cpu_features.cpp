@@ -1,6 +1,7 @@
 #include "cpu/cpu_features.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -96,6 +97,14 @@ std::size_t count_physical_cores() noexcept {
 const CpuFeatures& cpu_features() noexcept {
   static const CpuFeatures features = detect();
   return features;
+}
+
+std::size_t l2_cache_bytes() noexcept {
+  static const std::size_t bytes = [] {
+    const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return reported > 0 ? static_cast<std::size_t>(reported) : std::size_t{1} << 20;
+  }();
+  return bytes;
 }
 
 std::size_t physical_core_count() noexcept {

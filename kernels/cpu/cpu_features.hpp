@@ -41,4 +41,8 @@ bool runs_avx512_kernels() noexcept;
 // count once. Falls back to std::thread::hardware_concurrency() (at least 1).
 std::size_t physical_core_count() noexcept;
 
+// Bytes of one core's level-2 cache (sysconf), or 1 MiB where the system does not say: how much
+// of a prompt's activations a kernel keeps hot while it streams weights past them.
+std::size_t l2_cache_bytes() noexcept;
+
 }  // namespace lpx::kernels::cpu

@@ -35,7 +35,7 @@ struct KernelSet {
   std::size_t f32_scratch_rows;
   // int16 activations (reference::i16_dot_type); the last argument of dot_rows_i16 is the
   // same per-thread scratch as dot_rows_f32's.
-  void (*quantize_activations_i16)(const float*, std::size_t, std::size_t, void*) noexcept;
+  void (*quantize_activations_i16)(std::int32_t, const float*, std::size_t, std::size_t, void*) noexcept;
   void (*dot_rows_i16)(const reference::I16MatmulArgs&, std::size_t, std::size_t, void*) noexcept;
   void (*rms_norm_row)(const float*, const float*, float*, std::size_t, float) noexcept;
   void (*rope_row)(float*, std::size_t, std::size_t, std::int32_t, const lpx_rope_params&) noexcept;

@@ -46,7 +46,7 @@ class ScalarBackend final : public lpx::QuantBackend {
     }
     if (activations_mode_ == cpu::Activations::i16) {
       grow(activations_, reference::i16_row_bytes(l.columns) * batch);
-      reference::quantize_activations_i16(x, l.columns, batch, activations_.data());
+      reference::quantize_activations_i16(w.type, x, l.columns, batch, activations_.data());
       reference::dot_rows_i16({w.type, w.data, l.row_bytes, l.rows, l.columns, activations_.data(), batch, y}, 0,
                               l.rows);
       return;

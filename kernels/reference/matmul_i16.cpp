@@ -3,11 +3,10 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
-#include <limits>
 
 #include "lpx/kinds/tensor.h"
 #include "reference/half_precision.hpp"
-#include "reference/k_scales.hpp"
+#include "reference/matmul_i16_super_blocks.hpp"
 #include "reference/tensor_types.hpp"
 #include "reference/vec_dot_blocks.hpp"
 
@@ -30,7 +29,7 @@ std::int16_t i16_at(const std::uint8_t* p) noexcept {
   return v;
 }
 
-// A 32-element weight block as integers, its scale and (the _1 and Q4_K/Q5_K types) its minimum.
+// A 32-element weight block as integers, its scale and (the _1 types) its minimum.
 struct WeightBlock {
   int w[32];
   float d;
@@ -38,49 +37,9 @@ struct WeightBlock {
   bool has_min;
 };
 
-// 32-element blocks per stored block: 8 for the K types' 256-element super-blocks, else 1.
-int blocks_per_stored_block(std::int32_t type) noexcept {
-  return type == LPX_TENSOR_Q4_K || type == LPX_TENSOR_Q5_K || type == LPX_TENSOR_Q6_K ? 8 : 1;
-}
-
-// Q4_K / Q5_K sub-block j: w = q (0..15 or 0..31), d = d * sc, m = -(dmin * mn), both products
-// exact in f32 (11-bit mantissa times 6 bits).
-WeightBlock read_k_4_or_5_bit(const std::uint8_t* p, int j, bool five_bit) noexcept {
+// The block at p.
+WeightBlock read_block(std::int32_t type, const std::uint8_t* p) noexcept {
   WeightBlock b{};
-  const KScaleAndMin sm = k_scale_and_min(p + 4, j);
-  b.d = f16_at(p) * static_cast<float>(sm.scale);
-  b.m = -(f16_at(p + 2) * static_cast<float>(sm.min));
-  b.has_min = true;
-  const std::uint8_t* pair = p + (five_bit ? 48 : 16) + 32 * (j / 2);
-  for (int e = 0; e < 32; ++e) {
-    b.w[e] = (pair[e] >> (4 * (j % 2))) & 0x0F;
-    if (five_bit) b.w[e] |= ((p[16 + e] >> j) & 1) << 4;
-  }
-  return b;
-}
-
-// Q6_K block j (elements 32j.. of a 128-element half h = j / 4, position i = j % 4 in it):
-// w = (q - 32) * sc, the int8 scale of its 16-element sub-block folded in (|w| <= 4096), d the
-// super-block's.
-WeightBlock read_q6_k(const std::uint8_t* p, int j) noexcept {
-  WeightBlock b{};
-  b.d = f16_at(p + 208);
-  const int h = j / 4, i = j % 4;
-  const std::uint8_t* ql = p + 64 * h + 32 * (i % 2);
-  const std::uint8_t* qh = p + 128 + 32 * h;
-  for (int e = 0; e < 32; ++e) {
-    const int q = ((ql[e] >> (4 * (i / 2))) & 0x0F) | (((qh[e] >> (2 * i)) & 0x03) << 4);
-    const int scale = static_cast<std::int8_t>(p[192 + 8 * h + 2 * i + e / 16]);
-    b.w[e] = (q - 32) * scale;
-  }
-  return b;
-}
-
-// Block j of the stored block at p.
-WeightBlock read_block(std::int32_t type, const std::uint8_t* p, int j) noexcept {
-  WeightBlock b{};
-  if (type == LPX_TENSOR_Q4_K || type == LPX_TENSOR_Q5_K) return read_k_4_or_5_bit(p, j, type == LPX_TENSOR_Q5_K);
-  if (type == LPX_TENSOR_Q6_K) return read_q6_k(p, j);
   b.d = f16_at(p);
   switch (type) {
     case LPX_TENSOR_Q8_0:
@@ -131,25 +90,24 @@ bool i16_dot_type(std::int32_t type) noexcept {
          type == LPX_TENSOR_Q5_1 || type == LPX_TENSOR_Q4_K || type == LPX_TENSOR_Q5_K || type == LPX_TENSOR_Q6_K;
 }
 
-void quantize_activations_i16(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept {
+void quantize_activations_i16(std::int32_t type, const float* x, std::size_t columns, std::size_t batch,
+                              void* out) noexcept {
+  if (i16_super_blocks(type)) return quantize_i16_super_blocks(x, columns, batch, out);
   auto* bytes = static_cast<std::uint8_t*>(out);
   for (std::size_t r = 0; r < batch; ++r) {
     for (std::size_t k = 0; k < columns / 32; ++k, bytes += kI16BlockBytes) {
       const float* v = x + r * columns + 32 * k;
       float amax = 0.0f;
       for (int e = 0; e < 32; ++e) amax = std::fmax(amax, std::fabs(v[e]));
-      const float d = amax / 32767.0f;
-      // A block so small that 32767 / amax overflows (amax below ~1e-34) rounds to zeros.
-      const float inverse = 32767.0f / amax;
-      const float id = amax != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f;
+      const I16Rounding rounding = i16_rounding(amax);
       int sum = 0;
       for (int e = 0; e < 32; ++e) {
-        const auto q = static_cast<std::int16_t>(std::nearbyint(v[e] * id));
+        const auto q = static_cast<std::int16_t>(std::nearbyint(v[e] * rounding.inverse));
         sum += q;
         std::memcpy(bytes + 8 + 2 * e, &q, 2);
       }
-      const float s = d * static_cast<float>(sum);
-      std::memcpy(bytes, &d, 4);
+      const float s = rounding.d * static_cast<float>(sum);
+      std::memcpy(bytes, &rounding.d, 4);
       std::memcpy(bytes + 4, &s, 4);
     }
   }
@@ -157,15 +115,15 @@ void quantize_activations_i16(const float* x, std::size_t columns, std::size_t b
 
 float dot_i16_activations(std::int32_t type, const void* w, const void* x, std::size_t columns) noexcept {
   if (!i16_dot_type(type)) return 0.0f;
+  if (i16_super_blocks(type)) return dot_i16_super_blocks(type, w, x, columns);
   const std::size_t block_bytes = traits_of(type)->block_bytes;
   const auto* wb = static_cast<const std::uint8_t*>(w);
   const auto* xb = static_cast<const std::uint8_t*>(x);
   float acc[8] = {};
   float m = 0.0f;
   bool has_min = false;
-  const int per_stored = blocks_per_stored_block(type);
-  for (std::size_t k = 0; k < columns / 32; ++k, xb += kI16BlockBytes) {
-    const WeightBlock b = read_block(type, wb + k / per_stored * block_bytes, static_cast<int>(k % per_stored));
+  for (std::size_t k = 0; k < columns / 32; ++k, wb += block_bytes, xb += kI16BlockBytes) {
+    const WeightBlock b = read_block(type, wb);
     const float dd = b.d * f32_at(xb);
     for (int l = 0; l < 8; ++l) {
       std::int32_t lane = 0;

@@ -1,8 +1,6 @@
 // Weight blocks as int16 for the i16-activation matmul (reference/matmul_i16.hpp): for each
-// weight type, a Decoder that gives the integers w(e) of one 32-element block as two vectors of
-// 16 int16 (elements 0..15, 16..31) and the blocks' f32 scales and minimums. A stored block holds
-// kBlocks such blocks (1, or 8 for the K types' 256-element super-blocks); its scales are
-// decoded once per stored block (scales()), its integers block by block (values()).
+// 32-element weight type, a Decoder that gives the integers w(e) of one block as two vectors of
+// 16 int16 (elements 0..15, 16..31) and the block's f32 scale and minimum.
 // Internal to kernels/cpu/x86.
 #pragma once
 
@@ -12,7 +10,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cpu/x86/k_scales.hpp"
 #include "cpu/x86/simd.hpp"
 #include "lpx/kinds/tensor.h"
 
@@ -124,70 +121,11 @@ struct Decoder<LPX_TENSOR_Q5_1> {
   }
 };
 
-// --- the K types: eight blocks per 256-element super-block ---------------------------------------
-
-// Q4_K / Q5_K: dw_j = d * sc_j, mw_j = -(dmin * mn_j), eight at a time (exact products).
-inline void k_scales_and_mins(const std::uint8_t* p, BlockScales<8>& s) noexcept {
-  const KScalesAndMins sm = unpack_k_scales(p + 4);
-  std::uint64_t sc, mn;
-  std::memcpy(&sc, sm.sc, 8);
-  std::memcpy(&mn, sm.mn, 8);
-  const __m256 scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
-  const __m256 mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(mn))));
-  _mm256_storeu_ps(s.d, _mm256_mul_ps(_mm256_set1_ps(simd::load_f16(p)), scales));
-  _mm256_storeu_ps(s.m, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(simd::load_f16(p + 2)), mins), _mm256_set1_ps(-0.0f)));
-}
-
-// Nibble j % 2 of the 32 bytes shared by sub-blocks j and j + 1 (j even).
+// Nibble j % 2 of the 32 bytes shared by K-type sub-blocks j and j + 1 (j even); the K types'
+// decoders are in i16_super_block_decoders.hpp.
 inline __m256i k_nibbles(const std::uint8_t* qs, int j) noexcept {
   const __m256i bytes = load256(qs + 32 * (j / 2));
   return _mm256_and_si256(j % 2 != 0 ? _mm256_srli_epi16(bytes, 4) : bytes, _mm256_set1_epi8(0x0F));
 }
-
-template <>
-struct Decoder<LPX_TENSOR_Q4_K> {
-  static constexpr std::size_t kBytes = 144;
-  static constexpr int kBlocks = 8;
-  static constexpr bool kMin = true;
-  static void scales(const std::uint8_t* p, BlockScales<8>& s) noexcept { k_scales_and_mins(p, s); }
-  static Int16Block values(const std::uint8_t* p, int j) noexcept { return widen(k_nibbles(p + 16, j)); }
-};
-
-template <>
-struct Decoder<LPX_TENSOR_Q5_K> {
-  static constexpr std::size_t kBytes = 176;
-  static constexpr int kBlocks = 8;
-  static constexpr bool kMin = true;
-  static void scales(const std::uint8_t* p, BlockScales<8>& s) noexcept { k_scales_and_mins(p, s); }
-  // Bit j of qh[e] is bit 4 of element e.
-  static Int16Block values(const std::uint8_t* p, int j) noexcept {
-    const __m256i fifth = _mm256_and_si256(_mm256_srli_epi16(load256(p + 16), j), _mm256_set1_epi8(1));
-    return widen(_mm256_or_si256(k_nibbles(p + 48, j), _mm256_slli_epi16(fifth, 4)));
-  }
-};
-
-// Q6_K block j: half h = j / 4 of the super-block, position i = j % 4 in it; low 4 bits from
-// nibble i / 2 of ql[64h + 32(i % 2) + e], top 2 bits from bits 2i of qh[32h + e]; w = (q - 32)
-// times the int8 scale of its 16-element sub-block (8h + 2i for elements 0..15, + 1 after).
-template <>
-struct Decoder<LPX_TENSOR_Q6_K> {
-  static constexpr std::size_t kBytes = 210;
-  static constexpr int kBlocks = 8;
-  static constexpr bool kMin = false;
-  static void scales(const std::uint8_t* p, BlockScales<8>& s) noexcept {
-    _mm256_storeu_ps(s.d, _mm256_set1_ps(simd::load_f16(p + 208)));
-  }
-  static Int16Block values(const std::uint8_t* p, int j) noexcept {
-    const int h = j / 4, i = j % 4;
-    const __m256i ql = load256(p + 64 * h + 32 * (i % 2));
-    const __m256i low = _mm256_and_si256(i / 2 != 0 ? _mm256_srli_epi16(ql, 4) : ql, _mm256_set1_epi8(0x0F));
-    const __m256i high = _mm256_and_si256(_mm256_srli_epi16(load256(p + 128 + 32 * h), 2 * i), _mm256_set1_epi8(3));
-    const Int16Block q = widen(_mm256_or_si256(low, _mm256_slli_epi16(high, 4)));
-    const std::int8_t* sc = reinterpret_cast<const std::int8_t*>(p + 192 + 8 * h + 2 * i);
-    const __m256i thirty_two = _mm256_set1_epi16(32);
-    return {_mm256_mullo_epi16(_mm256_sub_epi16(q.lo, thirty_two), _mm256_set1_epi16(sc[0])),
-            _mm256_mullo_epi16(_mm256_sub_epi16(q.hi, thirty_two), _mm256_set1_epi16(sc[1]))};
-  }
-};
 
 }  // namespace lpx::kernels::LPX_X86_ISA::i16

@@ -16,8 +16,10 @@
 #include <limits>
 
 #include "cpu/x86/i16_weight_decoders.hpp"
+#include "cpu/x86/matmul_i16_super_blocks.hpp"
 #include "cpu/x86/simd.hpp"
 #include "lpx/kinds/tensor.h"
+#include "reference/matmul_i16_super_blocks.hpp"
 
 namespace lpx::kernels::LPX_X86_ISA {
 namespace {
@@ -267,33 +269,58 @@ void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, 
 template <std::int32_t kType>
 void rows_of(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
   if (args.batch == 1) return single_row<kType>(args, row_begin, row_end);
-  several_rows<kType>(args, row_begin, row_end, scratch);
+  in_cached_chunks(args, 4, [&](const Args& part) { several_rows<kType>(part, row_begin, row_end, scratch); });
+}
+
+// Block of 32 at `values` rounded with `inverse` into q at out; returns the sum of q.
+std::int32_t round_block(const __m256 (&values)[4], float inverse, std::uint8_t* out) noexcept {
+  const __m256 id = _mm256_set1_ps(inverse);
+  __m256i q[4];
+  __m256i sum = _mm256_setzero_si256();
+  for (int i = 0; i < 4; ++i) {
+    q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(values[i], id));  // round half to even
+    sum = _mm256_add_epi32(sum, q[i]);
+  }
+  // packs works per 128-bit half: [0-3, 8-11, 4-7, 12-15] until the permute.
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xD8));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32),
+                      _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xD8));
+  return simd::horizontal_sum(sum);
 }
 
 }  // namespace
 
-void quantize_activations_i16(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept {
+void quantize_i16_super_blocks(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept {
+  auto* bytes = static_cast<std::uint8_t*>(out);
+  for (std::size_t r = 0; r < batch; ++r) {
+    for (std::size_t k = 0; k < columns / 256; ++k, bytes += reference::kI16SuperBlockBytes) {
+      const float* v = x + r * columns + 256 * k;
+      __m256 values[8][4];
+      float amax = 0.0f;
+      for (int j = 0; j < 8; ++j) amax = std::fmax(amax, simd::load_block_amax(v + 32 * j, values[j]));
+      const reference::I16Rounding rounding = reference::i16_rounding(amax);
+      float header[8];  // s_j
+      for (int j = 0; j < 8; ++j) {
+        header[j] = rounding.d * static_cast<float>(round_block(values[j], rounding.inverse, bytes + 64 * j));
+      }
+      std::uint8_t* scales = bytes + reference::kI16SuperBlockScaleOffset;
+      std::memcpy(scales, &rounding.d, 4);
+      std::memcpy(scales + 4, header, sizeof header);
+      std::memset(scales + 36, 0, reference::kI16SuperBlockBytes - reference::kI16SuperBlockScaleOffset - 36);
+    }
+  }
+}
+
+void quantize_activations_i16(std::int32_t type, const float* x, std::size_t columns, std::size_t batch,
+                              void* out) noexcept {
+  if (reference::i16_super_blocks(type)) return quantize_i16_super_blocks(x, columns, batch, out);
   auto* bytes = static_cast<std::uint8_t*>(out);
   for (std::size_t r = 0; r < batch; ++r) {
     for (std::size_t k = 0; k < columns / 32; ++k, bytes += reference::kI16BlockBytes) {
       __m256 values[4];
-      const float max = simd::load_block_amax(x + r * columns + 32 * k, values);
-      const float d = max / 32767.0f;
-      const float inverse = 32767.0f / max;  // 0 for the reference's all-zero cases
-      const __m256 id = _mm256_set1_ps(max != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f);
-      __m256i q[4];
-      __m256i sum = _mm256_setzero_si256();
-      for (int i = 0; i < 4; ++i) {
-        q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(values[i], id));  // round half to even
-        sum = _mm256_add_epi32(sum, q[i]);
-      }
-      // packs works per 128-bit half: [0-3, 8-11, 4-7, 12-15] until the permute.
-      const __m256i lo = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xD8);
-      const __m256i hi = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xD8);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes + 8), lo);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes + 40), hi);
-      const float s = d * static_cast<float>(simd::horizontal_sum(sum));
-      std::memcpy(bytes, &d, 4);
+      const reference::I16Rounding rounding = reference::i16_rounding(simd::load_block_amax(x + r * columns + 32 * k, values));
+      const float s = rounding.d * static_cast<float>(round_block(values, rounding.inverse, bytes + 8));
+      std::memcpy(bytes, &rounding.d, 4);
       std::memcpy(bytes + 4, &s, 4);
     }
   }
@@ -308,9 +335,9 @@ void dot_rows_i16(const reference::I16MatmulArgs& args, std::size_t row_begin, s
     case LPX_TENSOR_Q4_1: return rows_of<LPX_TENSOR_Q4_1>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_0: return rows_of<LPX_TENSOR_Q5_0>(args, row_begin, row_end, scratch);
     case LPX_TENSOR_Q5_1: return rows_of<LPX_TENSOR_Q5_1>(args, row_begin, row_end, scratch);
-    case LPX_TENSOR_Q4_K: return rows_of<LPX_TENSOR_Q4_K>(args, row_begin, row_end, scratch);
-    case LPX_TENSOR_Q5_K: return rows_of<LPX_TENSOR_Q5_K>(args, row_begin, row_end, scratch);
-    case LPX_TENSOR_Q6_K: return rows_of<LPX_TENSOR_Q6_K>(args, row_begin, row_end, scratch);
+    case LPX_TENSOR_Q4_K:
+    case LPX_TENSOR_Q5_K:
+    case LPX_TENSOR_Q6_K: return dot_rows_i16_super_blocks(args, row_begin, row_end, scratch);
     default: return;
   }
 }

@@ -1,0 +1,31 @@
+// The K types' side of the int16-activation matmul: the 256-element super-block activation format
+// and its dot, as matmul_i16.hpp defines them, and the rounding both formats share. Internal to
+// the reference kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace lpx::kernels::reference {
+
+// The rounding of values whose largest magnitude is amax: q = round_half_even(x * inverse), the
+// step d = amax / 32767. An all-zero group, or one so small that 32767 / amax overflows (amax
+// below ~1e-34), gets inverse 0 and rounds to zeros rather than to infinities cast to int16.
+struct I16Rounding {
+  float d;
+  float inverse;
+};
+
+inline I16Rounding i16_rounding(float amax) noexcept {
+  const float inverse = 32767.0f / amax;
+  return {amax / 32767.0f, amax != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f};
+}
+
+// `batch` rows of `columns` (a multiple of 256) f32 into super-blocks.
+void quantize_i16_super_blocks(const float* x, std::size_t columns, std::size_t batch, void* out) noexcept;
+
+// One output of a Q4_K, Q5_K or Q6_K weight row against a super-block activation row.
+float dot_i16_super_blocks(std::int32_t type, const void* w, const void* x, std::size_t columns) noexcept;
+
+}  // namespace lpx::kernels::reference
