@@ -83,7 +83,7 @@ class ScalarBackend final : public lpx::QuantBackend {
   void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
     // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
     if (activations_mode_ != cpu::Activations::q8) {
-      reference::geglu(gate, up, out, n);
+      reference::geglu_approx(gate, up, out, n);
     } else {
       reference::geglu_f16(gate, up, out, n);
     }

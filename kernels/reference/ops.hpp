@@ -29,6 +29,10 @@ void swiglu(const float* gate, const float* up, float* out, std::size_t n) noexc
 float gelu_tanh(float v) noexcept;
 // out[i] = gelu_tanh(gate[i]) * up[i]. out may alias gate or up.
 void geglu(const float* gate, const float* up, float* out, std::size_t n) noexcept;
+// out[i] = gelu_approx(gate[i]) * up[i] (ops_arithmetic.hpp): the GeGLU of the CPU engines
+// (activations f32 and i16), which vectorises; geglu's tanh is the one CUDA reproduces. out may
+// alias gate or up.
+void geglu_approx(const float* gate, const float* up, float* out, std::size_t n) noexcept;
 // geglu at f16 precision, as llama.cpp's CPU backend computes it (ops_geglu.cpp): what the cpu
 // backends run with q8 activations. out may alias gate or up.
 void geglu_f16(const float* gate, const float* up, float* out, std::size_t n) noexcept;

@@ -36,6 +36,11 @@ float silu_approx(float x) noexcept { return x / (1.0f + exp_approx(0.0f - x)); 
 
 float silu_libm(float x) noexcept { return x / (1.0f + std::exp(-x)); }
 
+float gelu_approx(float v) noexcept {
+  const float minus_2u = (kGeluMinus2Root2OverPi * v) * (1.0f + (kGeluCubic * v) * v);
+  return v / (1.0f + exp_approx(minus_2u));
+}
+
 float hsum8(const float* lanes) noexcept {
   float t[4];
   for (int i = 0; i < 4; ++i) t[i] = lanes[i] + lanes[i + 4];

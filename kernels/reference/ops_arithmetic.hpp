@@ -41,6 +41,14 @@ float silu_approx(float x) noexcept;
 // silu(x) = x / (1 + std::exp(-x)): what the reference engine uses for the n % 8 tail elements.
 float silu_libm(float x) noexcept;
 
+// GELU's tanh form through the same exp: 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), with
+// -2u = (kGeluMinus2Root2OverPi * v) * (1 + (kGeluCubic * v) * v), then
+// v / (1 + exp_approx(-2u)): the CPU engines' vectorised GELU (a few ulp from the tanh form; at
+// gate -inf, 0 / inf's NaN as the tanh form gives).
+inline constexpr float kGeluMinus2Root2OverPi = -1.59576912160573071176f;  // -2 sqrt(2 / pi)
+inline constexpr float kGeluCubic = 0.044715f;
+float gelu_approx(float v) noexcept;
+
 // The horizontal sum of 8 lanes in the order of one 256-bit register folded in halves:
 // ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
 float hsum8(const float* lanes) noexcept;

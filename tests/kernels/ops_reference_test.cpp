@@ -271,6 +271,31 @@ TEST(OpsReference, GegluIsGeluTanhTimesUp) {
   EXPECT_NEAR(out[0], 0.0f, 1e-6f);        // and -> 0 for very negative v
 }
 
+// The CPU engines' GeGLU: the tanh form's values within a few f32 ulp (more where the result
+// is a tiny difference), 0 and the gate itself at the ends, over the range gates take.
+TEST(OpsReference, GegluApproxIsGeluTanhWithinAFewUlp) {
+  std::vector<float> gate;
+  for (float v = -12.0f; v <= 12.0f; v += 0.00731f) gate.push_back(v);
+  for (float v : {-1e4f, -200.0f, -60.0f, 60.0f, 200.0f, 1e4f}) gate.push_back(v);
+  const std::vector<float> up(gate.size(), 1.0f);
+  std::vector<float> out(gate.size());
+  geglu_approx(gate.data(), up.data(), out.data(), gate.size());
+  for (std::size_t i = 0; i < gate.size(); ++i) {
+    const double v = gate[i];
+    // 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), the latter without double's cancellation.
+    const double two_u = 2.0 * std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v);
+    const double gelu = v / (1.0 + std::exp(-two_u));
+    // A few ulp, plus what rounding the exponent 2u to f32 moves exp(2u) by: |2u| ulp (the
+    // tanh form's 1 + tanh(u) is as sensitive where gelu tends to 0).
+    const double ulp = std::ldexp(1.0, -23) * std::abs(gelu);
+    EXPECT_NEAR(out[i], gelu, (4 + 2 * std::abs(two_u)) * ulp + 1e-30) << v;
+  }
+  const float zero = 0.0f;
+  float zero_out = 1.0f;
+  geglu_approx(&zero, up.data(), &zero_out, 1);
+  EXPECT_EQ(zero_out, 0.0f);
+}
+
 TEST(OpsReference, GegluF16RoundsLikeLlamaCpp) {
   // Gate and gelu rounded to f16, clamped outside (-10, 10); gelu within 1 f16 ulp of exact.
   const std::vector<float> gate = {-12.0f, -10.0f, -1.0f, 0.0f, 0.3f, 2.5f, 10.0f, 11.0f};

@@ -69,6 +69,24 @@ TEST_P(OpsSimd, SwigluMatchesReference) {
   }
 }
 
+TEST_P(OpsSimd, GegluMatchesReference) {
+  Random random(13);
+  for (std::size_t n : {1u, 7u, 8u, 9u, 1003u, 2048u}) {
+    std::vector<float> gate = random.normal(n, 3.0f);
+    for (std::size_t i = 0; i < n; i += 89) gate[i] *= 40.0f;  // saturating gates, both ways
+    if (n > 8) gate[3] = 0.0f, gate[5] = -0.0f;
+    const std::vector<float> up = random.normal(n, 1.0f);
+    std::vector<float> expected(n);
+    std::vector<float> actual(n);
+    reference::geglu_approx(gate.data(), up.data(), expected.data(), n);
+    k().geglu(gate.data(), up.data(), actual.data(), n);
+    EXPECT_TRUE(same_bits(expected, actual)) << "n = " << n;
+    std::vector<float> in_place = gate;  // out aliasing gate
+    k().geglu(in_place.data(), up.data(), in_place.data(), n);
+    EXPECT_TRUE(same_bits(expected, in_place)) << "in place, n = " << n;
+  }
+}
+
 TEST_P(OpsSimd, RmsNormMatchesReference) {
   Random random(12);
   for (std::size_t n : {1u, 7u, 8u, 576u, 577u, 2051u}) {

@@ -1,5 +1,5 @@
 // This ISA level's entry of the kernel-set table (cpu/kernel_set.hpp): the x86/ kernels as
-// compiled for LPX_X86_ISA, with the reference's GeGLU (no vector version yet: Gemma only).
+// compiled for LPX_X86_ISA.
 #include "cpu/kernel_set.hpp"
 
 #include "cpu/cpu_features.hpp"
@@ -31,7 +31,7 @@ constexpr cpu::KernelSet kKernelSet{LPX_X86_ISA_NAME,
                                     &rms_norm_row,
                                     &rope_row,
                                     &swiglu,
-                                    &reference::geglu,
+                                    &geglu,
                                     &attention_scratch_floats,
                                     &attention_row,
                                     &attention_block_takes,

@@ -21,6 +21,7 @@ void rope_row(float* x, std::size_t heads, std::size_t head_dim, std::int32_t po
 
 // out[i] = silu(gate[i]) * up[i]. out may alias gate or up.
 void swiglu(const float* gate, const float* up, float* out, std::size_t n) noexcept;
+void geglu(const float* gate, const float* up, float* out, std::size_t n) noexcept;  // reference::geglu_approx
 
 // Floats of scratch attention_row needs for a sequence of up to `max_context` positions.
 std::size_t attention_scratch_floats(std::uint32_t max_context) noexcept;

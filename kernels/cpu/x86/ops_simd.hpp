@@ -51,6 +51,14 @@ inline __m256 silu_approx(__m256 x) {
   return _mm256_div_ps(x, _mm256_add_ps(splat(1.0f), e));
 }
 
+// reference::gelu_approx on 8 lanes.
+inline __m256 gelu_approx(__m256 v) {
+  const __m256 cubic = _mm256_mul_ps(_mm256_mul_ps(splat(reference::kGeluCubic), v), v);
+  const __m256 minus_2u =
+      _mm256_mul_ps(_mm256_mul_ps(splat(reference::kGeluMinus2Root2OverPi), v), _mm256_add_ps(splat(1.0f), cubic));
+  return _mm256_div_ps(v, _mm256_add_ps(splat(1.0f), exp_approx(minus_2u)));
+}
+
 // The two 128-bit halves added: t[i] = v[i] + v[i + 4].
 inline __m128 fold_halves(__m256 v) {
   return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
