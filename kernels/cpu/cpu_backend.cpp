@@ -112,30 +112,36 @@ class CpuBackend final : public lpx::QuantBackend {
 
   void rms_norm(const float* x, const float* weight, float* out, std::size_t rows, std::size_t n,
                 float eps) override {
-    for (std::size_t r = 0; r < rows; ++r) {
-      kernels_.rms_norm_row(x + r * n, weight, out + r * n, n, eps);
-    }
+    for_row_ranges(rows, [&](std::size_t begin, std::size_t end) noexcept {
+      for (std::size_t r = begin; r < end; ++r) kernels_.rms_norm_row(x + r * n, weight, out + r * n, n, eps);
+    });
   }
 
   void rope(float* x, std::size_t rows, std::size_t heads, std::size_t head_dim,
             const std::int32_t* positions, const lpx_rope_params& params) override {
     cpu::check_rope(params, head_dim);
-    for (std::size_t r = 0; r < rows; ++r) {
-      kernels_.rope_row(x + r * heads * head_dim, heads, head_dim, positions[r], params);
-    }
+    for_row_ranges(rows, [&](std::size_t begin, std::size_t end) noexcept {
+      for (std::size_t r = begin; r < end; ++r) {
+        kernels_.rope_row(x + r * heads * head_dim, heads, head_dim, positions[r], params);
+      }
+    });
   }
 
   void swiglu(const float* gate, const float* up, float* out, std::size_t n) override {
-    kernels_.swiglu(gate, up, out, n);
+    for_element_ranges(n, [&](std::size_t begin, std::size_t end) noexcept {
+      kernels_.swiglu(gate + begin, up + begin, out + begin, end - begin);
+    });
   }
 
   void geglu(const float* gate, const float* up, float* out, std::size_t n) override {
-    // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
-    if (activations_mode_ != cpu::Activations::q8) {
-      kernels_.geglu(gate, up, out, n);
-    } else {
-      reference::geglu_f16(gate, up, out, n);
-    }
+    for_element_ranges(n, [&](std::size_t begin, std::size_t end) noexcept {
+      // q8 activations are llama.cpp's arithmetic, whose GELU is f16-rounded.
+      if (activations_mode_ != cpu::Activations::q8) {
+        kernels_.geglu(gate + begin, up + begin, out + begin, end - begin);
+      } else {
+        reference::geglu_f16(gate + begin, up + begin, out + begin, end - begin);
+      }
+    });
   }
 
   std::uint64_t model_features() const noexcept override { return LPX_MODEL_FEATURES_2_0; }
@@ -236,6 +242,21 @@ class CpuBackend final : public lpx::QuantBackend {
     const std::size_t tasks = std::min(batch, pool_.size());
     auto task = [&](std::size_t t, std::size_t) noexcept {
       round(cpu::split_point(batch, tasks, t), cpu::split_point(batch, tasks, t + 1));
+    };
+    pool_.parallel_for(tasks, task);
+  }
+
+  // Runs run(begin, end) over the elements [0, n) of an element-wise op: on this thread for a
+  // decode step's few thousand, split across the pool for a prompt's. Split points are
+  // multiples of 8, so the kernels' groups of 8 and their n % 8 tail (SwiGLU's) stay where an
+  // unsplit call puts them.
+  template <class Run>
+  void for_element_ranges(std::size_t n, Run run) noexcept {
+    constexpr std::size_t kMinParallelElements = 1 << 15;
+    if (n < kMinParallelElements || pool_.size() == 1) return run(0, n);
+    const std::size_t tasks = pool_.size();
+    auto task = [&](std::size_t t, std::size_t) noexcept {
+      run(cpu::split_point(n, tasks, t, 8), cpu::split_point(n, tasks, t + 1, 8));
     };
     pool_.parallel_for(tasks, task);
   }

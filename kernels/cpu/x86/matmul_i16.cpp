@@ -97,35 +97,35 @@ void single_row(const Args& args, std::size_t row_begin, std::size_t row_end) no
 }
 
 // --- several activation rows: decoded weight rows in scratch -------------------------------------
-// A decoded row: for each block 32 int16 (elements in order), then each block's d, then its m.
+// The decoded rows go in pairs (2q, 2q + 1), block by block: row 2q's elements 0..15, row
+// 2q + 1's 0..15, row 2q's 16..31, row 2q + 1's 16..31, so one aligned 512-bit load gives a
+// block half of both rows; then every row's d per block, then its m.
 
 struct DecodedRows {
-  std::uint8_t* base;
+  std::uint8_t* base;  // 64-byte aligned
   std::size_t blocks;
-  std::size_t row_bytes;  // i16_scratch_row_bytes
-  std::int16_t* values(std::size_t i) const { return reinterpret_cast<std::int16_t*>(base + i * row_bytes); }
-  float* d(std::size_t i) const { return reinterpret_cast<float*>(base + i * row_bytes + 64 * blocks); }
-  float* m(std::size_t i) const { return d(i) + blocks; }
+  // Block k of the pair holding row i: 64 int16.
+  std::int16_t* pair_block(std::size_t i, std::size_t k) const {
+    return reinterpret_cast<std::int16_t*>(base + (i / 2 * blocks + k) * 128);
+  }
+  float* d(std::size_t i) const { return reinterpret_cast<float*>(base + kI16ScratchRows / 2 * blocks * 128) + i * blocks; }
+  float* m(std::size_t i) const { return d(kI16ScratchRows) + i * blocks; }
 };
+static_assert(kI16ScratchRows % 2 == 0);
 
 template <std::int32_t kType>
 void decode_row(const std::uint8_t* w, const DecodedRows& out, std::size_t i) noexcept {
   using D = Decoder<kType>;
-  std::int16_t* values = out.values(i);
-  float* d = out.d(i);
-  float* m = out.m(i);
-  for (std::size_t k = 0; k < out.blocks / D::kBlocks; ++k, w += D::kBytes) {
-    BlockScales<D::kBlocks> scales;
+  for (std::size_t k = 0; k < out.blocks; ++k, w += D::kBytes) {
+    BlockScales<1> scales;
     D::scales(w, scales);
-#pragma GCC unroll 8
-    for (int j = 0; j < D::kBlocks; ++j, values += 32, ++d, ++m) {
-      if (64 * j < static_cast<int>(D::kBytes)) prefetch(w + 64 * j);
-      const Int16Block b = D::values(w, j);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(values), b.lo);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + 16), b.hi);
-      *d = scales.d[j];
-      if constexpr (D::kMin) *m = scales.m[j];
-    }
+    prefetch(w);
+    const Int16Block b = D::values(w, 0);
+    std::int16_t* values = out.pair_block(i, k) + 16 * (i % 2);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(values), b.lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(values + 32), b.hi);
+    out.d(i)[k] = scales.d[0];
+    if constexpr (D::kMin) out.m(i)[k] = scales.m[0];
   }
 }
 
@@ -141,11 +141,11 @@ void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std:
     acc[b] = _mm256_setzero_ps();
     m[b] = 0.0f;
   }
-  const std::int16_t* values = rows.values(i);
   const float* d = rows.d(i);
   const float* mins = rows.m(i);
   for (std::size_t k = 0; k < rows.blocks; ++k) {
-    const __m256i lo = load256(values + 32 * k), hi = load256(values + 32 * k + 16);
+    const std::int16_t* values = rows.pair_block(i, k) + 16 * (i % 2);
+    const __m256i lo = load256(values), hi = load256(values + 32);
     for (int b = 0; b < B; ++b) {
       const std::uint8_t* block = a[b] + k * reference::kI16BlockBytes;
       const __m256 s = _mm256_cvtepi32_ps(lane_sums(lo, hi, block));
@@ -163,98 +163,97 @@ void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std:
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Rows `low` and `high` of 32 bytes each as one 512-bit vector.
-__m512i two_rows(const std::uint8_t* low, const std::uint8_t* high) noexcept {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(load256(low)), load256(high), 1);
-}
-
-// Two activation rows per 512-bit vector, b in the low half and b + 1 in the high half, against
-// the weight block broadcast to both halves: each half's lane l gets exactly decoded_tile's S_l
-// and fma sequence, so the bits are the same, at twice the work per instruction (Xeons with two
-// 512-bit FMA units issue two 512-bit vector instructions a cycle; the 256-bit tile was bound by
-// issue). The _1 types' minimum terms go four activation rows per 128-bit fma, each lane the
-// scalar fma sequence of decoded_tile. R decoded weight rows (scratch rows i0..) x four
-// activation rows (b0..b0+3).
-template <bool kMin, int R>
+// Two decoded weight rows per 512-bit vector (row 2q in the low half, 2q + 1 in the high half)
+// against an activation block half broadcast to both halves: each half's lane l gets exactly
+// decoded_tile's S_l and fma sequence, so the bits are the same, at twice the work per
+// instruction and with no shuffles in the loop. kPairs pairs of weight rows (scratch rows i0..)
+// x B activation rows (b0..); the _1 types' minimum terms go the B activation rows per 256-bit
+// fma, each lane the scalar fma sequence of decoded_tile.
+template <bool kMin, int kPairs, int B>
 void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i0, std::size_t r0,
                         std::size_t b0) noexcept {
-  constexpr int kPairs = 2;
+  static_assert(B <= 8);
   const std::size_t x_bytes = reference::i16_row_bytes(args.columns);
-  const std::uint8_t* a[2 * kPairs];
-  for (int b = 0; b < 2 * kPairs; ++b) a[b] = static_cast<const std::uint8_t*>(args.x) + (b0 + b) * x_bytes;
-  __m512 acc[R][kPairs];
-  __m128 m[R];  // the minimum terms of the four activation rows, lane b: row b0 + b
-  for (int i = 0; i < R; ++i) {
-    for (int p = 0; p < kPairs; ++p) acc[i][p] = _mm512_setzero_ps();
-    m[i] = _mm_setzero_ps();
+  const std::uint8_t* a[B];
+  for (int b = 0; b < B; ++b) a[b] = static_cast<const std::uint8_t*>(args.x) + (b0 + b) * x_bytes;
+  __m512 acc[kPairs][B];
+  __m256 m[2 * kPairs];  // the minimum terms of weight row i0 + i, lane b: activation row b0 + b
+  for (int q = 0; q < kPairs; ++q) {
+    for (int b = 0; b < B; ++b) acc[q][b] = _mm512_setzero_ps();
   }
+  for (int i = 0; i < 2 * kPairs; ++i) m[i] = _mm256_setzero_ps();
+#pragma GCC unroll 2
   for (std::size_t k = 0; k < rows.blocks; ++k) {
     const std::size_t offset = k * reference::kI16BlockBytes;
-    __m512i x_lo[kPairs];
-    __m512i x_hi[kPairs];
-    __m512 da[kPairs];
-    for (int p = 0; p < kPairs; ++p) {
-      const std::uint8_t* low = a[2 * p] + offset;
-      const std::uint8_t* high = a[2 * p + 1] + offset;
-      x_lo[p] = two_rows(low + 8, high + 8);
-      x_hi[p] = two_rows(low + 40, high + 40);
-      da[p] = _mm512_insertf32x8(_mm512_set1_ps(f32_at(low)), _mm256_set1_ps(f32_at(high)), 1);
+    __m512i w_lo[kPairs], w_hi[kPairs];
+    __m512 dw[kPairs];
+    for (int q = 0; q < kPairs; ++q) {
+      const std::int16_t* values = rows.pair_block(i0 + 2 * q, k);
+      w_lo[q] = _mm512_load_si512(values);
+      w_hi[q] = _mm512_load_si512(values + 32);
+      dw[q] = _mm512_insertf32x8(_mm512_set1_ps(rows.d(i0 + 2 * q)[k]), _mm256_set1_ps(rows.d(i0 + 2 * q + 1)[k]), 1);
     }
-    __m128 sa = _mm_setzero_ps();  // each activation block's s, lane b
-    if constexpr (kMin) {
-      sa = _mm_setr_ps(f32_at(a[0] + offset + 4), f32_at(a[1] + offset + 4), f32_at(a[2] + offset + 4),
-                       f32_at(a[3] + offset + 4));
-    }
-    for (int i = 0; i < R; ++i) {
-      const std::int16_t* values = rows.values(i0 + i) + 32 * k;
-      const __m512i w_lo = _mm512_broadcast_i64x4(load256(values));
-      const __m512i w_hi = _mm512_broadcast_i64x4(load256(values + 16));
-      const __m512 dw = _mm512_set1_ps(rows.d(i0 + i)[k]);
-      for (int p = 0; p < kPairs; ++p) {
-        const __m512 sums = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_madd_epi16(w_lo, x_lo[p]), w_hi, x_hi[p]));
-        acc[i][p] = _mm512_fmadd_ps(_mm512_mul_ps(dw, da[p]), sums, acc[i][p]);
+    for (int b = 0; b < B; ++b) {
+      const std::uint8_t* block = a[b] + offset;
+      const __m512i x_lo = _mm512_broadcast_i64x4(load256(block + 8));
+      const __m512i x_hi = _mm512_broadcast_i64x4(load256(block + 40));
+      const __m512 da = _mm512_set1_ps(f32_at(block));
+      for (int q = 0; q < kPairs; ++q) {
+        const __m512 sums = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_madd_epi16(w_lo[q], x_lo), w_hi[q], x_hi));
+        acc[q][b] = _mm512_fmadd_ps(_mm512_mul_ps(dw[q], da), sums, acc[q][b]);
       }
-      if constexpr (kMin) m[i] = _mm_fmadd_ps(_mm_set1_ps(rows.m(i0 + i)[k]), sa, m[i]);
+    }
+    if constexpr (kMin) {
+      alignas(32) float s[8] = {};
+      for (int b = 0; b < B; ++b) s[b] = f32_at(a[b] + offset + 4);
+      const __m256 sa = _mm256_load_ps(s);
+      for (int i = 0; i < 2 * kPairs; ++i) m[i] = _mm256_fmadd_ps(_mm256_set1_ps(rows.m(i0 + i)[k]), sa, m[i]);
     }
   }
-  for (int i = 0; i < R; ++i) {
-    alignas(16) float mins[4];
-    _mm_store_ps(mins, m[i]);
-    for (int p = 0; p < kPairs; ++p) {
-      const float low = simd::hsum8(_mm512_castps512_ps256(acc[i][p]));
-      const float high = simd::hsum8(_mm512_extractf32x8_ps(acc[i][p], 1));
-      args.y[(b0 + 2 * p) * args.rows + r0 + i] = kMin ? low + mins[2 * p] : low;
-      args.y[(b0 + 2 * p + 1) * args.rows + r0 + i] = kMin ? high + mins[2 * p + 1] : high;
+  for (int q = 0; q < kPairs; ++q) {
+    for (int half = 0; half < 2; ++half) {
+      alignas(32) float mins[8];
+      _mm256_store_ps(mins, m[2 * q + half]);
+      for (int b = 0; b < B; ++b) {
+        const __m256 lanes = half == 0 ? _mm512_castps512_ps256(acc[q][b]) : _mm512_extractf32x8_ps(acc[q][b], 1);
+        args.y[(b0 + b) * args.rows + r0 + 2 * q + half] = kMin ? simd::hsum8(lanes) + mins[b] : simd::hsum8(lanes);
+      }
     }
   }
 }
 #pragma GCC diagnostic pop
+
+// The n decoded rows (output rows r0..) against activation rows b..b+B-1.
+template <bool kMin, int B>
+void pair_tiles(const Args& args, const DecodedRows& rows, std::size_t n, std::size_t r0, std::size_t b) noexcept {
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) decoded_tile_pairs<kMin, 2, B>(args, rows, i, r0 + i, b);
+  for (; i + 2 <= n; i += 2) decoded_tile_pairs<kMin, 1, B>(args, rows, i, r0 + i, b);
+  for (; i < n; ++i) decoded_tile<kMin, B>(args, rows, i, r0 + i, b);
+}
 #endif
 
 template <std::int32_t kType>
 void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
   constexpr bool kMin = Decoder<kType>::kMin;
-  const DecodedRows rows{static_cast<std::uint8_t*>(scratch), args.columns / 32, i16_scratch_row_bytes(args.columns)};
+  // The decoded rows take 18 bytes a column of the scratch's 32 (matmul_i16.hpp): room to start
+  // them on a cache line.
+  const auto address = reinterpret_cast<std::uintptr_t>(scratch);
+  const DecodedRows rows{static_cast<std::uint8_t*>(scratch) + (-address & 63), args.columns / 32};
   const auto* weights = static_cast<const std::uint8_t*>(args.weights);
   for (std::size_t r0 = row_begin; r0 < row_end; r0 += kI16ScratchRows) {
     const std::size_t n = r0 + kI16ScratchRows <= row_end ? kI16ScratchRows : row_end - r0;
     for (std::size_t i = 0; i < n; ++i) decode_row<kType>(weights + (r0 + i) * args.row_bytes, rows, i);
     std::size_t b = 0;
-    for (; b + 4 <= args.batch; b += 4) {
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
-      // Eight weight rows per tile where there is no minimum; four for the _1 types, whose
-      // minimum terms take registers too (eight measured 8 % slower for Q4_1, 4 % faster for
-      // Q8_0).
-      std::size_t i = 0;
-      if constexpr (!kMin) {
-        for (; i + 8 <= n; i += 8) decoded_tile_pairs<kMin, 8>(args, rows, i, r0 + i, b);
-      }
-      for (; i + 4 <= n; i += 4) decoded_tile_pairs<kMin, 4>(args, rows, i, r0 + i, b);
-      for (; i < n; ++i) decoded_tile_pairs<kMin, 1>(args, rows, i, r0 + i, b);
+    // Six activation rows a tile: twelve accumulators, as for the K types.
+    for (; b + 6 <= args.batch; b += 6) pair_tiles<kMin, 6>(args, rows, n, r0, b);
+    for (; b + 4 <= args.batch; b += 4) pair_tiles<kMin, 4>(args, rows, n, r0, b);
 #else
+    for (; b + 4 <= args.batch; b += 4) {
       for (std::size_t i = 0; i < n; ++i) decoded_tile<kMin, 4>(args, rows, i, r0 + i, b);
-#endif
     }
+#endif
     for (std::size_t i = 0; i < n; ++i) {
       switch (args.batch - b) {
         case 3: decoded_tile<kMin, 3>(args, rows, i, r0 + i, b); break;
@@ -269,7 +268,7 @@ void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, 
 template <std::int32_t kType>
 void rows_of(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
   if (args.batch == 1) return single_row<kType>(args, row_begin, row_end);
-  in_cached_chunks(args, 4, [&](const Args& part) { several_rows<kType>(part, row_begin, row_end, scratch); });
+  in_cached_chunks(args, 12, [&](const Args& part) { several_rows<kType>(part, row_begin, row_end, scratch); });
 }
 
 // Block of 32 at `values` rounded with `inverse` into q at out; returns the sum of q.
