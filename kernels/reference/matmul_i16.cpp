@@ -13,22 +13,6 @@
 namespace lpx::kernels::reference {
 namespace {
 
-float f32_at(const std::uint8_t* p) noexcept {
-  float v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-float f16_at(const std::uint8_t* p) noexcept {
-  std::uint16_t v;
-  std::memcpy(&v, p, 2);
-  return f16_to_f32(v);
-}
-std::int16_t i16_at(const std::uint8_t* p) noexcept {
-  std::int16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
-
 // A 32-element weight block as integers, its scale and (the _1 types) its minimum.
 struct WeightBlock {
   int w[32];

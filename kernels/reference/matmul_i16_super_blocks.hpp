@@ -1,13 +1,33 @@
 // The K types' side of the int16-activation matmul: the 256-element super-block activation format
-// and its dot, as matmul_i16.hpp defines them, and the rounding both formats share. Internal to
-// the reference kernels.
+// and its dot, as matmul_i16.hpp defines them, and the rounding and byte reads both formats
+// share. Internal to the reference kernels.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
+#include "reference/half_precision.hpp"
+
 namespace lpx::kernels::reference {
+
+// Little-endian values at p (activation and weight bytes need not be aligned).
+inline float f32_at(const std::uint8_t* p) noexcept {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline float f16_at(const std::uint8_t* p) noexcept {
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return f16_to_f32(v);
+}
+inline std::int16_t i16_at(const std::uint8_t* p) noexcept {
+  std::int16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
 
 // The rounding of values whose largest magnitude is amax: q = round_half_even(x * inverse), the
 // step d = amax / 32767. An all-zero group, or one so small that 32767 / amax overflows (amax

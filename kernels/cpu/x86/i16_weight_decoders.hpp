@@ -22,11 +22,10 @@ struct Int16Block {
   __m256i lo, hi;
 };
 
-// The scales (dw) and minimums (mw) of a stored block's kBlocks blocks.
-template <int kBlocks>
-struct BlockScales {
-  float d[kBlocks];
-  float m[kBlocks];
+// A block's scale (dw) and, for the _1 types, its minimum (mw).
+struct BlockScale {
+  float d;
+  float m;
 };
 
 // Bit e of the 16 bits `bits` as 16 (bit 4) in int16 lane e.
@@ -45,22 +44,20 @@ inline Int16Block widen(__m256i bytes) noexcept {
 template <std::int32_t kType>
 struct Decoder;
 
-// --- the 32-element types: one block per stored block, f16 d (and m) at offset 0 -----------------
+// --- f16 d (and m) at offset 0 of every block ---------------------------------------------------
 
 // d and m in one conversion (for the types without a minimum m is garbage and unused).
-inline void f16_scale_and_min(const std::uint8_t* p, BlockScales<1>& s) noexcept {
+inline BlockScale f16_scale_and_min(const std::uint8_t* p) noexcept {
   const __m128 dm = simd::load_f16x2(p);
-  s.d[0] = _mm_cvtss_f32(dm);
-  s.m[0] = _mm_cvtss_f32(_mm_movehdup_ps(dm));
+  return {_mm_cvtss_f32(dm), _mm_cvtss_f32(_mm_movehdup_ps(dm))};
 }
 
 template <>
 struct Decoder<LPX_TENSOR_Q8_0> {
   static constexpr std::size_t kBytes = 34;
-  static constexpr int kBlocks = 1;
   static constexpr bool kMin = false;
-  static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
-  static Int16Block values(const std::uint8_t* p, int) noexcept {
+  static BlockScale scale(const std::uint8_t* p) noexcept { return f16_scale_and_min(p); }
+  static Int16Block values(const std::uint8_t* p) noexcept {
     return {_mm256_cvtepi8_epi16(load128(p + 2)), _mm256_cvtepi8_epi16(load128(p + 18))};
   }
 };
@@ -68,10 +65,9 @@ struct Decoder<LPX_TENSOR_Q8_0> {
 template <>
 struct Decoder<LPX_TENSOR_Q4_0> {
   static constexpr std::size_t kBytes = 18;
-  static constexpr int kBlocks = 1;
   static constexpr bool kMin = false;
-  static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
-  static Int16Block values(const std::uint8_t* p, int) noexcept {
+  static BlockScale scale(const std::uint8_t* p) noexcept { return f16_scale_and_min(p); }
+  static Int16Block values(const std::uint8_t* p) noexcept {
     const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 2));
     const __m256i eight = _mm256_set1_epi16(8);
     return {_mm256_sub_epi16(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), eight),
@@ -82,10 +78,9 @@ struct Decoder<LPX_TENSOR_Q4_0> {
 template <>
 struct Decoder<LPX_TENSOR_Q4_1> {
   static constexpr std::size_t kBytes = 20;
-  static constexpr int kBlocks = 1;
   static constexpr bool kMin = true;
-  static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
-  static Int16Block values(const std::uint8_t* p, int) noexcept {
+  static BlockScale scale(const std::uint8_t* p) noexcept { return f16_scale_and_min(p); }
+  static Int16Block values(const std::uint8_t* p) noexcept {
     const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 4));
     return {_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), _mm256_srli_epi16(bytes, 4)};
   }
@@ -94,10 +89,9 @@ struct Decoder<LPX_TENSOR_Q4_1> {
 template <>
 struct Decoder<LPX_TENSOR_Q5_0> {
   static constexpr std::size_t kBytes = 22;
-  static constexpr int kBlocks = 1;
   static constexpr bool kMin = false;
-  static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
-  static Int16Block values(const std::uint8_t* p, int) noexcept {
+  static BlockScale scale(const std::uint8_t* p) noexcept { return f16_scale_and_min(p); }
+  static Int16Block values(const std::uint8_t* p) noexcept {
     const std::uint32_t qh = simd::load_u32(p + 2);
     const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 6));
     const __m256i sixteen = _mm256_set1_epi16(16);
@@ -110,10 +104,9 @@ struct Decoder<LPX_TENSOR_Q5_0> {
 template <>
 struct Decoder<LPX_TENSOR_Q5_1> {
   static constexpr std::size_t kBytes = 24;
-  static constexpr int kBlocks = 1;
   static constexpr bool kMin = true;
-  static void scales(const std::uint8_t* p, BlockScales<1>& s) noexcept { f16_scale_and_min(p, s); }
-  static Int16Block values(const std::uint8_t* p, int) noexcept {
+  static BlockScale scale(const std::uint8_t* p) noexcept { return f16_scale_and_min(p); }
+  static Int16Block values(const std::uint8_t* p) noexcept {
     const std::uint32_t qh = simd::load_u32(p + 4);
     const __m256i bytes = _mm256_cvtepu8_epi16(load128(p + 8));
     return {_mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x0F)), fifth_bits(qh & 0xFFFF)),

@@ -1,20 +1,21 @@
-// SIMD int16-activation matmul (reference/matmul_i16.hpp): per 32-element block, the weights
-// as two vectors of 16 int16 (elements 0..15, 16..31; i16_weight_decoders.hpp) and two pmaddwd
-// against the activations give the eight exact lane sums S_l of the reference; one conversion
-// and one fma per block and output then round exactly as the reference does. One activation row
-// (decode): four weight rows at a time, decoded in registers, sharing each activation load, each
-// row prefetching its successor in the next tile (simd::prefetch_next_tile). Several (prompts,
-// batches, drafts): kI16ScratchRows weight rows decoded once into scratch as int16 plus their
-// scales, then every tile of up to four activation rows against each, the tile staying in L1;
-// on AVX-512, two activation rows per 512-bit vector (decoded_tile_pairs).
+// SIMD int16-activation matmul (reference/matmul_i16.hpp) of the 32-element types (the K types:
+// matmul_i16_super_blocks.cpp): per block, the weights as two vectors of 16 int16 (elements
+// 0..15, 16..31; i16_weight_decoders.hpp) and two pmaddwd against the activations give the
+// eight exact lane sums S_l of the reference; one conversion and one fma per block and output
+// then round exactly as the reference does. One activation row (decode): four weight rows at a
+// time, decoded in registers, sharing each activation load, each row prefetching its successor
+// in the next tile (simd::prefetch_next_tile). Several (prompts, batches, drafts): activation
+// rows in cache-sized chunks (in_cached_chunks); per chunk, kI16ScratchRows weight rows decoded
+// once into scratch as int16 plus their scales, then register tiles against them; on AVX-512
+// two weight rows per 512-bit vector by six activation rows (decoded_tile_pairs).
 #include "cpu/x86/matmul_i16.hpp"
 
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 
+#include "cpu/x86/i16_prompt_tiles.hpp"
 #include "cpu/x86/i16_weight_decoders.hpp"
 #include "cpu/x86/matmul_i16_super_blocks.hpp"
 #include "cpu/x86/simd.hpp"
@@ -26,16 +27,10 @@ namespace {
 
 using Args = reference::I16MatmulArgs;
 
-using i16::BlockScales;
+using i16::BlockScale;
 using i16::Decoder;
 using i16::Int16Block;
 using i16::load256;
-
-float f32_at(const std::uint8_t* p) noexcept {
-  float v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // The eight lane sums S_l of one block: exact int32 (vpdpwssd adds without saturating: the
 // same sums in one instruction fewer).
@@ -67,23 +62,18 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
     acc[i] = _mm256_setzero_ps();
     m[i] = 0.0f;
   }
-  const std::size_t stored_blocks = args.columns / (32 * D::kBlocks);
   const std::size_t tile_bytes = R * args.row_bytes;
-  for (std::size_t k = 0; k < stored_blocks; ++k) {
-    BlockScales<D::kBlocks> scales[R];
-    for (int i = 0; i < R; ++i) D::scales(w[i] + k * D::kBytes, scales[i]);
-#pragma GCC unroll 8
-    for (int j = 0; j < D::kBlocks; ++j, a += reference::kI16BlockBytes) {
-      const __m256 da = _mm256_broadcast_ss(reinterpret_cast<const float*>(a));
-      for (int i = 0; i < R; ++i) {
-        const std::uint8_t* p = w[i] + k * D::kBytes;
-        if (64 * j < static_cast<int>(D::kBytes)) simd::prefetch_next_tile(p + 64 * j, tile_bytes);
-        const Int16Block b = D::values(p, j);
-        const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
-        // dw * da rounds as the scalar product does.
-        acc[i] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(scales[i].d[j]), da), s, acc[i]);
-        if constexpr (D::kMin) m[i] = std::fma(scales[i].m[j], f32_at(a + 4), m[i]);
-      }
+  for (std::size_t k = 0; k < args.columns / 32; ++k, a += reference::kI16BlockBytes) {
+    const __m256 da = _mm256_broadcast_ss(reinterpret_cast<const float*>(a));
+    for (int i = 0; i < R; ++i) {
+      const std::uint8_t* p = w[i] + k * D::kBytes;
+      simd::prefetch_next_tile(p, tile_bytes);
+      const BlockScale scale = D::scale(p);
+      const Int16Block b = D::values(p);
+      const __m256 s = _mm256_cvtepi32_ps(lane_sums(b.lo, b.hi, a));
+      // dw * da rounds as the scalar product does.
+      acc[i] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(scale.d), da), s, acc[i]);
+      if constexpr (D::kMin) m[i] = std::fma(scale.m, simd::load_f32(a + 4), m[i]);
     }
   }
   for (int i = 0; i < R; ++i) args.y[r0 + i] = D::kMin ? simd::hsum8(acc[i]) + m[i] : simd::hsum8(acc[i]);
@@ -117,15 +107,14 @@ template <std::int32_t kType>
 void decode_row(const std::uint8_t* w, const DecodedRows& out, std::size_t i) noexcept {
   using D = Decoder<kType>;
   for (std::size_t k = 0; k < out.blocks; ++k, w += D::kBytes) {
-    BlockScales<1> scales;
-    D::scales(w, scales);
+    const BlockScale scale = D::scale(w);
     prefetch(w);
-    const Int16Block b = D::values(w, 0);
+    const Int16Block b = D::values(w);
     std::int16_t* values = out.pair_block(i, k) + 16 * (i % 2);
     _mm256_store_si256(reinterpret_cast<__m256i*>(values), b.lo);
     _mm256_store_si256(reinterpret_cast<__m256i*>(values + 32), b.hi);
-    out.d(i)[k] = scales.d[0];
-    if constexpr (D::kMin) out.m(i)[k] = scales.m[0];
+    out.d(i)[k] = scale.d;
+    if constexpr (D::kMin) out.m(i)[k] = scale.m;
   }
 }
 
@@ -149,8 +138,8 @@ void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std:
     for (int b = 0; b < B; ++b) {
       const std::uint8_t* block = a[b] + k * reference::kI16BlockBytes;
       const __m256 s = _mm256_cvtepi32_ps(lane_sums(lo, hi, block));
-      acc[b] = _mm256_fmadd_ps(_mm256_set1_ps(d[k] * f32_at(block)), s, acc[b]);
-      if constexpr (kMin) m[b] = std::fma(mins[k], f32_at(block + 4), m[b]);
+      acc[b] = _mm256_fmadd_ps(_mm256_set1_ps(d[k] * simd::load_f32(block)), s, acc[b]);
+      if constexpr (kMin) m[b] = std::fma(mins[k], simd::load_f32(block + 4), m[b]);
     }
   }
   for (int b = 0; b < B; ++b) args.y[(b0 + b) * args.rows + r] = kMin ? simd::hsum8(acc[b]) + m[b] : simd::hsum8(acc[b]);
@@ -197,7 +186,7 @@ void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i
       const std::uint8_t* block = a[b] + offset;
       const __m512i x_lo = _mm512_broadcast_i64x4(load256(block + 8));
       const __m512i x_hi = _mm512_broadcast_i64x4(load256(block + 40));
-      const __m512 da = _mm512_set1_ps(f32_at(block));
+      const __m512 da = _mm512_set1_ps(simd::load_f32(block));
       for (int q = 0; q < kPairs; ++q) {
         const __m512 sums = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_madd_epi16(w_lo[q], x_lo), w_hi[q], x_hi));
         acc[q][b] = _mm512_fmadd_ps(_mm512_mul_ps(dw[q], da), sums, acc[q][b]);
@@ -205,7 +194,7 @@ void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i
     }
     if constexpr (kMin) {
       alignas(32) float s[8] = {};
-      for (int b = 0; b < B; ++b) s[b] = f32_at(a[b] + offset + 4);
+      for (int b = 0; b < B; ++b) s[b] = simd::load_f32(a[b] + offset + 4);
       const __m256 sa = _mm256_load_ps(s);
       for (int i = 0; i < 2 * kPairs; ++i) m[i] = _mm256_fmadd_ps(_mm256_set1_ps(rows.m(i0 + i)[k]), sa, m[i]);
     }
@@ -222,53 +211,35 @@ void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i
   }
 }
 #pragma GCC diagnostic pop
-
-// The n decoded rows (output rows r0..) against activation rows b..b+B-1.
-template <bool kMin, int B>
-void pair_tiles(const Args& args, const DecodedRows& rows, std::size_t n, std::size_t r0, std::size_t b) noexcept {
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) decoded_tile_pairs<kMin, 2, B>(args, rows, i, r0 + i, b);
-  for (; i + 2 <= n; i += 2) decoded_tile_pairs<kMin, 1, B>(args, rows, i, r0 + i, b);
-  for (; i < n; ++i) decoded_tile<kMin, B>(args, rows, i, r0 + i, b);
-}
 #endif
 
+// The prompt loop's pieces (i16_prompt_tiles.hpp).
 template <std::int32_t kType>
-void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
-  constexpr bool kMin = Decoder<kType>::kMin;
-  // The decoded rows take 18 bytes a column of the scratch's 32 (matmul_i16.hpp): room to start
-  // them on a cache line.
-  const auto address = reinterpret_cast<std::uintptr_t>(scratch);
-  const DecodedRows rows{static_cast<std::uint8_t*>(scratch) + (-address & 63), args.columns / 32};
-  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
-  for (std::size_t r0 = row_begin; r0 < row_end; r0 += kI16ScratchRows) {
-    const std::size_t n = r0 + kI16ScratchRows <= row_end ? kI16ScratchRows : row_end - r0;
-    for (std::size_t i = 0; i < n; ++i) decode_row<kType>(weights + (r0 + i) * args.row_bytes, rows, i);
-    std::size_t b = 0;
-#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
-    // Six activation rows a tile: twelve accumulators, as for the K types.
-    for (; b + 6 <= args.batch; b += 6) pair_tiles<kMin, 6>(args, rows, n, r0, b);
-    for (; b + 4 <= args.batch; b += 4) pair_tiles<kMin, 4>(args, rows, n, r0, b);
-#else
-    for (; b + 4 <= args.batch; b += 4) {
-      for (std::size_t i = 0; i < n; ++i) decoded_tile<kMin, 4>(args, rows, i, r0 + i, b);
-    }
-#endif
-    for (std::size_t i = 0; i < n; ++i) {
-      switch (args.batch - b) {
-        case 3: decoded_tile<kMin, 3>(args, rows, i, r0 + i, b); break;
-        case 2: decoded_tile<kMin, 2>(args, rows, i, r0 + i, b); break;
-        case 1: decoded_tile<kMin, 1>(args, rows, i, r0 + i, b); break;
-        default: break;
-      }
-    }
+struct Tiles {
+  static constexpr bool kMin = Decoder<kType>::kMin;
+  static void decode(const std::uint8_t* w, const DecodedRows& rows, std::size_t i) noexcept {
+    decode_row<kType>(w, rows, i);
   }
-}
+  template <int B>
+  static void row_tile(const Args& args, const DecodedRows& rows, std::size_t i, std::size_t r, std::size_t b0) noexcept {
+    decoded_tile<kMin, B>(args, rows, i, r, b0);
+  }
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
+  template <int kPairs, int B>
+  static void pair_tile(const Args& args, const DecodedRows& rows, std::size_t i0, std::size_t r0,
+                        std::size_t b0) noexcept {
+    decoded_tile_pairs<kMin, kPairs, B>(args, rows, i0, r0, b0);
+  }
+#endif
+};
 
 template <std::int32_t kType>
 void rows_of(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
   if (args.batch == 1) return single_row<kType>(args, row_begin, row_end);
-  in_cached_chunks(args, 12, [&](const Args& part) { several_rows<kType>(part, row_begin, row_end, scratch); });
+  const DecodedRows rows{i16::aligned_scratch(scratch), args.columns / 32};
+  in_cached_chunks(args, 12, [&](const Args& part) {
+    i16::decoded_row_tiles<Tiles<kType>>(part, rows, row_begin, row_end);
+  });
 }
 
 // Block of 32 at `values` rounded with `inverse` into q at out; returns the sum of q.

@@ -8,15 +8,14 @@
 #include <cstdint>
 
 #include "cpu/cpu_features.hpp"
-
 #include "reference/matmul_i16.hpp"
 
 namespace lpx::kernels::LPX_X86_ISA {
 
-// Weight rows decoded to int16 together for a prompt; scratch holds kI16ScratchRows x
-// i16_scratch_row_bytes(columns), which fits in kI16ScratchRows x columns floats.
+// Weight rows decoded to int16 together for a prompt: at most 72 bytes per row and 32 columns
+// (values, scale, minimum) plus a cache line to align them, inside the f32 mode's scratch of
+// kF32ScratchRows x columns floats (kernel_set.cpp checks).
 inline constexpr std::size_t kI16ScratchRows = 8;
-constexpr std::size_t i16_scratch_row_bytes(std::size_t columns) noexcept { return columns / 32 * 72; }
 
 // Runs run(part) on args cut into chunks of activation rows worth half a level-2 cache (1 MiB
 // on the 2-core Xeon), each a multiple of `tile` rows: each chunk meets every weight row while

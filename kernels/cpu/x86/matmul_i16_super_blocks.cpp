@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "cpu/x86/i16_prompt_tiles.hpp"
 #include "cpu/x86/i16_super_block_decoders.hpp"
 #include "cpu/x86/matmul_i16.hpp"
 #include "cpu/x86/simd.hpp"
@@ -31,12 +32,6 @@ using i16::SuperBlockDecoder;
 using i16::SuperBlockScales;
 using reference::kI16SuperBlockBytes;
 using reference::kI16SuperBlockScaleOffset;
-
-float f32_at(const std::uint8_t* p) noexcept {
-  float v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // S += the lane sums of one 32-element block: w.lo against activations 0..15 at x, w.hi
 // against 16..31.
@@ -60,7 +55,7 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
   for (int i = 0; i < R; ++i) acc[i] = macc[i] = _mm256_setzero_ps();
   const std::size_t tile_bytes = R * args.row_bytes;
   for (std::size_t k = 0; k < args.columns / 256; ++k, x += kI16SuperBlockBytes) {
-    const float da = f32_at(x + kI16SuperBlockScaleOffset);
+    const float da = simd::load_f32(x + kI16SuperBlockScaleOffset);
     SuperBlockScales scales[R];
     for (int i = 0; i < R; ++i) {
       const std::uint8_t* p = w[i] + k * D::kBytes;
@@ -170,7 +165,7 @@ void decoded_tile(const Args& args, const DecodedRows& rows, std::size_t i, std:
         for (int b = 0; b < B; ++b) s[b] = accumulate(s[b], wj, a[b] + offset + 64 * j);
       }
       for (int b = 0; b < B; ++b) {
-        const float dd = rows.d(i)[k] * f32_at(a[b] + offset + kI16SuperBlockScaleOffset);
+        const float dd = rows.d(i)[k] * simd::load_f32(a[b] + offset + kI16SuperBlockScaleOffset);
         acc[b] = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(s[b]), acc[b]);
       }
     }
@@ -234,7 +229,7 @@ void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i
       for (int q = 0; q < kPairs; ++q) {
         const __m512 dw = two_halves(rows.d(i0 + 2 * q)[k], rows.d(i0 + 2 * q + 1)[k]);
         for (int b = 0; b < B; ++b) {
-          const __m512 da = _mm512_set1_ps(f32_at(a[b] + offset + kI16SuperBlockScaleOffset));
+          const __m512 da = _mm512_set1_ps(simd::load_f32(a[b] + offset + kI16SuperBlockScaleOffset));
           acc[q][b] = _mm512_fmadd_ps(_mm512_mul_ps(dw, da), _mm512_cvtepi32_ps(s[q][b]), acc[q][b]);
         }
       }
@@ -270,53 +265,32 @@ void decoded_tile_pairs(const Args& args, const DecodedRows& rows, std::size_t i
 }
 #endif
 
-#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
-// The n decoded rows (output rows r0..) against activation rows b..b+B-1.
-template <std::int32_t kType, int B>
-void pair_tiles(const Args& args, const DecodedRows& rows, std::size_t n, std::size_t r0, std::size_t b) noexcept {
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) decoded_tile_pairs<kType, 2, B>(args, rows, i, r0 + i, b);
-  for (; i + 2 <= n; i += 2) decoded_tile_pairs<kType, 1, B>(args, rows, i, r0 + i, b);
-  for (; i < n; ++i) decoded_tile<kType, B>(args, rows, i, r0 + i, b);
-}
-#endif
-
+// The prompt loop's pieces (i16_prompt_tiles.hpp).
 template <std::int32_t kType>
-void several_rows(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
-  // The decoded rows take at most 17.2 bytes a column of the scratch's 32 (matmul_i16.hpp):
-  // room to start them on a cache line.
-  const auto address = reinterpret_cast<std::uintptr_t>(scratch);
-  const DecodedRows rows{static_cast<std::uint8_t*>(scratch) + (-address & 63), args.columns / 256};
-  const auto* weights = static_cast<const std::uint8_t*>(args.weights);
-  for (std::size_t r0 = row_begin; r0 < row_end; r0 += kI16ScratchRows) {
-    const std::size_t n = r0 + kI16ScratchRows <= row_end ? kI16ScratchRows : row_end - r0;
-    for (std::size_t i = 0; i < n; ++i) decode_row<kType>(weights + (r0 + i) * args.row_bytes, rows, i);
-    std::size_t b = 0;
-#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
-    // Six activation rows a tile: twelve independent vpdpwssd chains hide its latency (eight,
-    // with four rows, ran 25 % slower).
-    for (; b + 6 <= args.batch; b += 6) pair_tiles<kType, 6>(args, rows, n, r0, b);
-    for (; b + 4 <= args.batch; b += 4) pair_tiles<kType, 4>(args, rows, n, r0, b);
-#else
-    for (; b + 4 <= args.batch; b += 4) {
-      for (std::size_t i = 0; i < n; ++i) decoded_tile<kType, 4>(args, rows, i, r0 + i, b);
-    }
-#endif
-    for (std::size_t i = 0; i < n; ++i) {
-      switch (args.batch - b) {
-        case 3: decoded_tile<kType, 3>(args, rows, i, r0 + i, b); break;
-        case 2: decoded_tile<kType, 2>(args, rows, i, r0 + i, b); break;
-        case 1: decoded_tile<kType, 1>(args, rows, i, r0 + i, b); break;
-        default: break;
-      }
-    }
+struct Tiles {
+  static void decode(const std::uint8_t* w, const DecodedRows& rows, std::size_t i) noexcept {
+    decode_row<kType>(w, rows, i);
   }
-}
+  template <int B>
+  static void row_tile(const Args& args, const DecodedRows& rows, std::size_t i, std::size_t r, std::size_t b0) noexcept {
+    decoded_tile<kType, B>(args, rows, i, r, b0);
+  }
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512DQ__)
+  template <int kPairs, int B>
+  static void pair_tile(const Args& args, const DecodedRows& rows, std::size_t i0, std::size_t r0,
+                        std::size_t b0) noexcept {
+    decoded_tile_pairs<kType, kPairs, B>(args, rows, i0, r0, b0);
+  }
+#endif
+};
 
 template <std::int32_t kType>
 void rows_of(const Args& args, std::size_t row_begin, std::size_t row_end, void* scratch) noexcept {
   if (args.batch > 1) {
-    return in_cached_chunks(args, 12, [&](const Args& part) { several_rows<kType>(part, row_begin, row_end, scratch); });
+    const DecodedRows rows{i16::aligned_scratch(scratch), args.columns / 256};
+    return in_cached_chunks(args, 12, [&](const Args& part) {
+      i16::decoded_row_tiles<Tiles<kType>>(part, rows, row_begin, row_end);
+    });
   }
   std::size_t r = row_begin;
   for (; r + 4 <= row_end; r += 4) single_row_tile<kType, 4>(args, r);

@@ -68,6 +68,12 @@ inline std::uint32_t load_u32(const std::uint8_t* p) noexcept {
   return v;
 }
 
+inline float load_f32(const std::uint8_t* p) noexcept {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 // One f16 value as f32.
 inline float load_f16(const std::uint8_t* p) noexcept {
   std::uint16_t v;
