@@ -20,9 +20,10 @@ namespace lpx::kernels::LPX_X86_ISA::i16 {
 
 // What the super-block dot needs of a weight super-block besides its integers.
 struct SuperBlockScales {
-  float d;                      // dw
-  alignas(32) float mw[8];      // Q4_K, Q5_K: -(dmin * m_j)
-  std::int16_t sc[16];          // the sub-block scales folded into the integers (Q4_K, Q5_K: 8)
+  float d;                       // dw
+  alignas(32) float mw[8];       // Q4_K, Q5_K: -(dmin * m_j)
+  std::int16_t sc[16];           // the sub-block scales folded into the integers (Q4_K, Q5_K: 8)
+  std::uint32_t sc_pairs[8];     // Q4_K, Q5_K: sc_j in both halves, for a 32-bit broadcast
 };
 
 template <std::int32_t kType>
@@ -35,7 +36,10 @@ inline void k_4_or_5_bit_scales(const std::uint8_t* p, SuperBlockScales& s) noex
   std::memcpy(&sc, sm.sc, 8);
   std::memcpy(&mn, sm.mn, 8);
   const __m128i sc8 = _mm_cvtsi64_si128(static_cast<long long>(sc));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.sc), _mm256_zextsi128_si256(_mm_cvtepu8_epi16(sc8)));
+  const __m128i sc16 = _mm_cvtepu8_epi16(sc8);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.sc), _mm256_zextsi128_si256(sc16));
+  const __m256i sc32 = _mm256_cvtepu16_epi32(sc16);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.sc_pairs), _mm256_or_si256(sc32, _mm256_slli_epi32(sc32, 16)));
   const __m256 mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(mn))));
   _mm256_store_ps(s.mw, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(simd::load_f16(p + 2)), mins), _mm256_set1_ps(-0.0f)));
   s.d = simd::load_f16(p);
@@ -123,16 +127,18 @@ struct SuperBlockDecoder<LPX_TENSOR_Q6_K> {
 };
 
 #if defined(__AVX512BW__)
-// Block j's scale vector for the 32-lane values(): Q4_K / Q5_K's sc_j in every lane; Q6_K's
-// sub-block 2j in lanes 0..15 and 2j + 1 in 16..31. `all`: the sc array in a register.
+// Block j's scale vector for the 32-lane values(): Q4_K / Q5_K's sc_j in every lane, a 32-bit
+// broadcast from memory (the load port: the decode loop is short of port 5, where a 16-bit
+// broadcast or a vpermw goes); Q6_K's sub-block 2j in lanes 0..15 and 2j + 1 in 16..31, one
+// vpermw of `all` (its 16 scales in a register).
 template <std::int32_t kType>
-inline __m512i block_scale(__m512i all, int j) noexcept {
+inline __m512i block_scale(const SuperBlockScales& s, __m512i all, int j) noexcept {
   if constexpr (kType == LPX_TENSOR_Q6_K) {
     const __m512i index = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(2 * j)),
                                              _mm256_set1_epi16(static_cast<short>(2 * j + 1)), 1);
     return _mm512_permutexvar_epi16(index, all);
   } else {
-    return _mm512_permutexvar_epi16(_mm512_set1_epi16(static_cast<short>(j)), all);
+    return _mm512_set1_epi32(static_cast<int>(s.sc_pairs[j]));
   }
 }
 #endif

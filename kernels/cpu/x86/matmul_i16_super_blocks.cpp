@@ -76,7 +76,7 @@ void single_row_tile(const Args& args, std::size_t r0) noexcept {
       for (int j = first; j < first + D::kSpanBlocks; ++j) {
         const __m512i xj = _mm512_loadu_si512(x + 64 * j);
         for (int i = 0; i < R; ++i) {
-          const __m512i wj = D::values(w[i] + k * D::kBytes, i16::block_scale<kType>(all_scales[i], j), j);
+          const __m512i wj = D::values(w[i] + k * D::kBytes, i16::block_scale<kType>(scales[i], all_scales[i], j), j);
           s[i] = _mm512_dpwssd_epi32(s[i], wj, xj);
         }
       }
