@@ -3,8 +3,8 @@
 // sum a whole span (256 elements; 128 for Q6_K) with one vpdpwssd (pmaddwd + add without VNNI)
 // per 16 or 32 elements, and the float work is one conversion and one fma per span instead of
 // three operations per 32 elements. One activation row (decode): four weight rows decoded in
-// registers, 32 elements a vector on AVX-512. Several (prompts): kI16ScratchRows weight rows
-// decoded into scratch once, then tiles of four activation rows, two per 512-bit vector.
+// registers, 32 elements a vector on AVX-512. Several (prompts): i16_prompt_tiles.hpp's loop
+// over weight rows decoded into scratch in pairs, tiles of two pairs by six activation rows.
 #include "cpu/x86/matmul_i16_super_blocks.hpp"
 
 #include <immintrin.h>
