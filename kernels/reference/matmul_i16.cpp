@@ -81,16 +81,8 @@ void quantize_activations_i16(std::int32_t type, const float* x, std::size_t col
   for (std::size_t r = 0; r < batch; ++r) {
     for (std::size_t k = 0; k < columns / 32; ++k, bytes += kI16BlockBytes) {
       const float* v = x + r * columns + 32 * k;
-      float amax = 0.0f;
-      for (int e = 0; e < 32; ++e) amax = std::fmax(amax, std::fabs(v[e]));
-      const I16Rounding rounding = i16_rounding(amax);
-      int sum = 0;
-      for (int e = 0; e < 32; ++e) {
-        const auto q = static_cast<std::int16_t>(std::nearbyint(v[e] * rounding.inverse));
-        sum += q;
-        std::memcpy(bytes + 8 + 2 * e, &q, 2);
-      }
-      const float s = rounding.d * static_cast<float>(sum);
+      const I16Rounding rounding = i16_rounding_of(v, 32);
+      const float s = round_i16_block(v, rounding, bytes + 8);
       std::memcpy(bytes, &rounding.d, 4);
       std::memcpy(bytes + 4, &s, 4);
     }

@@ -63,19 +63,11 @@ void quantize_i16_super_blocks(const float* x, std::size_t columns, std::size_t 
   for (std::size_t r = 0; r < batch; ++r) {
     for (std::size_t k = 0; k < columns / 256; ++k, bytes += kI16SuperBlockBytes) {
       const float* v = x + r * columns + 256 * k;
-      float amax = 0.0f;
-      for (int e = 0; e < 256; ++e) amax = std::fmax(amax, std::fabs(v[e]));
-      const I16Rounding rounding = i16_rounding(amax);
+      const I16Rounding rounding = i16_rounding_of(v, 256);
       std::memset(bytes, 0, kI16SuperBlockBytes);
       std::memcpy(bytes + kI16SuperBlockScaleOffset, &rounding.d, 4);
       for (int j = 0; j < 8; ++j) {
-        int sum = 0;
-        for (int e = 32 * j; e < 32 * j + 32; ++e) {
-          const auto q = static_cast<std::int16_t>(std::nearbyint(v[e] * rounding.inverse));
-          sum += q;
-          std::memcpy(bytes + 2 * e, &q, 2);
-        }
-        const float s = rounding.d * static_cast<float>(sum);
+        const float s = round_i16_block(v + 32 * j, rounding, bytes + 64 * j);
         std::memcpy(bytes + kI16SuperBlockScaleOffset + 4 + 4 * j, &s, 4);
       }
     }

@@ -3,6 +3,7 @@
 // share. Internal to the reference kernels.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -40,6 +41,25 @@ struct I16Rounding {
 inline I16Rounding i16_rounding(float amax) noexcept {
   const float inverse = 32767.0f / amax;
   return {amax / 32767.0f, amax != 0.0f && inverse <= std::numeric_limits<float>::max() ? inverse : 0.0f};
+}
+
+// The rounding of the n values at v (their largest magnitude's).
+inline I16Rounding i16_rounding_of(const float* v, std::size_t n) noexcept {
+  float amax = 0.0f;
+  for (std::size_t e = 0; e < n; ++e) amax = std::fmax(amax, std::fabs(v[e]));
+  return i16_rounding(amax);
+}
+
+// The 32 values at v rounded into int16 q at out; returns s = d * (sum of q), exact before the
+// product.
+inline float round_i16_block(const float* v, I16Rounding rounding, std::uint8_t* out) noexcept {
+  int sum = 0;
+  for (int e = 0; e < 32; ++e) {
+    const auto q = static_cast<std::int16_t>(std::nearbyint(v[e] * rounding.inverse));
+    sum += q;
+    std::memcpy(out + 2 * e, &q, 2);
+  }
+  return rounding.d * static_cast<float>(sum);
 }
 
 // `batch` rows of `columns` (a multiple of 256) f32 into super-blocks.

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/cache_aligned.hpp"
 #include "cpu/x86/matmul_i16.hpp"
 
 namespace lpx::kernels::LPX_X86_ISA::i16 {
@@ -14,7 +15,7 @@ namespace lpx::kernels::LPX_X86_ISA::i16 {
 // (matmul_i16.hpp), so there is room to align them.
 inline std::uint8_t* aligned_scratch(void* scratch) noexcept {
   const auto address = reinterpret_cast<std::uintptr_t>(scratch);
-  return static_cast<std::uint8_t*>(scratch) + (-address & 63);
+  return static_cast<std::uint8_t*>(scratch) + (-address & (cpu::kCacheLine - 1));
 }
 
 // Tiles provides, for its DecodedRows:
